@@ -1,0 +1,44 @@
+//! `/api-keys`.
+
+use crate::client::{Client, M, page_query};
+use crate::error::Result;
+use orchestrator_core::api::{ApiKey, CreateApiKey, CreatedApiKey, Page, PageRequest};
+use uuid::Uuid;
+
+pub struct ApiKeys<'c> {
+    pub(crate) client: &'c Client,
+}
+
+impl ApiKeys<'_> {
+    /// `GET /api-keys`: the tenant's keys, newest first.
+    pub async fn list(&self, page: PageRequest) -> Result<Page<ApiKey>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, "/api/v1/api-keys")
+                    .query(&page_query(page)),
+            )
+            .await
+    }
+
+    /// `POST /api-keys`: the new key is in `api_key`, shown this once.
+    pub async fn create(&self, request: &CreateApiKey) -> Result<CreatedApiKey> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/api-keys")
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `DELETE /api-keys/:id`.
+    pub async fn revoke(&self, id: Uuid) -> Result<ApiKey> {
+        self.client
+            .data(
+                self.client
+                    .request(M::DELETE, &format!("/api/v1/api-keys/{id}")),
+            )
+            .await
+    }
+}

@@ -1,0 +1,57 @@
+//! The SDK's one error type.
+
+use orchestrator_core::api::{ErrorBody, ErrorCode};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The server answered with an error envelope.
+    #[error("{status} {}: {}", .error.code, .error.message)]
+    Api {
+        status: u16,
+        error: ErrorBody,
+        request_id: Option<String>,
+    },
+    /// The server answered with something that is not the expected shape.
+    #[error("unexpected response ({status}): {message}")]
+    Decode { status: u16, message: String },
+    /// The request did not get an answer (connection refused, timeout, ...).
+    #[error("request failed: {0}")]
+    Transport(#[from] reqwest::Error),
+    /// The base URL cannot be used.
+    #[error("invalid base URL `{0}`")]
+    InvalidUrl(String),
+}
+
+impl Error {
+    /// The machine code of an API error.
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Self::Api { error, .. } => Some(error.code),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status, when the server answered.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Api { status, .. } | Self::Decode { status, .. } => Some(*status),
+            Self::Transport(e) => e.status().map(|s| s.as_u16()),
+            Self::InvalidUrl(_) => None,
+        }
+    }
+
+    /// `error.details.issues.fieldErrors` of a schema or validation failure.
+    pub fn field_errors(&self) -> Option<&serde_json::Map<String, serde_json::Value>> {
+        match self {
+            Self::Api { error, .. } => error
+                .details
+                .as_ref()?
+                .get("issues")?
+                .get("fieldErrors")?
+                .as_object(),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! # orchestrator-client
+//!
+//! A typed async SDK for the orch control-plane API.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), orchestrator_client::Error> {
+//! let client = orchestrator_client::Client::new("http://127.0.0.1:8080")?.with_api_key("orch_admin_...");
+//! let me = client.auth().me().await?;
+//! println!("{} in tenant {}", me.scope, me.tenant_id);
+//! let keys = client.api_keys().list(Default::default()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every route is one method on a per-resource accessor (`client.auth()`,
+//! `client.api_keys()`, ...). Request and record types are the server's own
+//! (`orchestrator_core::api`, re-exported as [`api`]). Failures are one
+//! [`Error`]; an error answered by the server carries its status and envelope.
+
+mod api_keys;
+mod auth;
+mod client;
+mod error;
+mod health;
+mod tenants;
+
+pub use api_keys::ApiKeys;
+pub use auth::{Auth, Session};
+pub use client::{Client, ClientBuilder, install_crypto_provider};
+pub use error::{Error, Result};
+pub use health::Health;
+pub use orchestrator_core::api;
+pub use tenants::Tenants;

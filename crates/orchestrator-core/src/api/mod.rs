@@ -1,0 +1,34 @@
+//! Wire types: every request body and record that crosses the HTTP boundary.
+//!
+//! These types are defined once and shared by the server (which parses requests
+//! into them and renders records from them), the SDK (which sends and decodes
+//! them) and the CLI. This module compiles without the `store` feature so the
+//! SDK does not pull in sqlx.
+//!
+//! Conventions every type here follows:
+//! - request bodies are strict (`deny_unknown_fields`) except for fields that the
+//!   contract calls arbitrary JSON;
+//! - timestamps are [`Timestamp`] (RFC 3339 UTC, exactly three fractional digits);
+//! - optional request fields are `Option` and absent optional response fields
+//!   are serialized as `null` so clients see a stable shape.
+
+pub mod api_keys;
+pub mod auth;
+pub mod envelope;
+pub mod error;
+pub mod events;
+pub mod pagination;
+pub mod tenants;
+mod time;
+
+pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
+pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
+pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};
+pub use error::{ErrorBody, ErrorCode, ErrorEnvelope, Issues};
+pub use events::Event;
+pub use pagination::{Page, PageRequest};
+pub use tenants::{CreateTenant, CreatedTenant, Tenant};
+pub use time::Timestamp;
+
+/// The fixed id of the tenant every fresh installation starts with.
+pub const DEFAULT_TENANT_ID: uuid::Uuid = uuid::Uuid::from_u128(1);

@@ -1,0 +1,340 @@
+//! API keys: the credential every caller starts from.
+//!
+//! A key reads `orch_<scope>_<32 base62 characters>`. Only its SHA-256 is
+//! stored (keys are random, so a slow hash adds nothing), with a short display
+//! prefix. Keys can expire and be revoked; revocation takes effect on the next
+//! request on this replica and within the credential cache's lifetime on
+//! others.
+
+use crate::api::{ApiKey, CreateApiKey, CreatedApiKey, Page, PageRequest, Scope, Timestamp};
+use crate::auth::Caller;
+use crate::control_plane::ControlPlane;
+use crate::error::{Error, Result};
+use crate::events::{self, NewEvent};
+use crate::idempotency::{Begun, Storage};
+use crate::secrets::{random_base62, sha256_hex};
+use crate::store::{Access, on_db};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use uuid::Uuid;
+
+/// Random characters after the scope.
+const SECRET_LEN: usize = 32;
+/// Random characters kept in the display prefix.
+const PREFIX_SECRET_CHARS: usize = 6;
+
+/// A freshly generated key: the value to hand out once, and what is stored.
+pub(crate) struct GeneratedKey {
+    pub raw: String,
+    pub hash: String,
+    pub prefix: String,
+}
+
+/// Makes a new random key of `scope`.
+pub(crate) fn generate(scope: Scope) -> GeneratedKey {
+    let raw = format!("orch_{}_{}", scope.as_str(), random_base62(SECRET_LEN));
+    describe(&raw)
+}
+
+/// The stored form of a key value.
+pub(crate) fn describe(raw: &str) -> GeneratedKey {
+    let prefix_len = raw.rfind('_').map_or(0, |i| i + 1) + PREFIX_SECRET_CHARS;
+    GeneratedKey {
+        raw: raw.to_owned(),
+        hash: sha256_hex(raw),
+        prefix: raw.chars().take(prefix_len).collect(),
+    }
+}
+
+/// The scope a key value claims by its format, or `None` if it is not shaped
+/// like a key at all.
+pub fn scope_of(raw: &str) -> Option<Scope> {
+    let rest = raw.strip_prefix("orch_")?;
+    let (scope, secret) = rest.split_once('_')?;
+    let scope: Scope = scope.parse().ok()?;
+    (secret.len() == SECRET_LEN && secret.chars().all(|c| c.is_ascii_alphanumeric()))
+        .then_some(scope)
+}
+
+/// A stored key (never the secret).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub(crate) struct KeyRow {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub name: String,
+    pub scope: String,
+    pub key_prefix: String,
+    pub owner_type: String,
+    pub owner_id: Option<Uuid>,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+/// The columns of [`KeyRow`], for `concat!` into static SQL.
+macro_rules! key_columns {
+    () => {
+        "id, tenant_id, name, scope, key_prefix, owner_type, owner_id, created_at, expires_at, revoked_at"
+    };
+}
+
+impl KeyRow {
+    pub fn scope(&self) -> Result<Scope> {
+        self.scope.parse().map_err(Error::internal)
+    }
+
+    /// Whether the key may be used at `now`.
+    pub fn is_usable(&self, now: DateTime<Utc>) -> bool {
+        self.revoked_at.is_none() && self.expires_at.is_none_or(|at| at > now)
+    }
+
+    pub fn to_api(&self) -> Result<ApiKey> {
+        Ok(ApiKey {
+            id: self.id,
+            tenant_id: self.tenant_id,
+            name: self.name.clone(),
+            scope: self.scope()?,
+            key_prefix: self.key_prefix.clone(),
+            owner_type: self.owner_type.clone(),
+            owner_id: self.owner_id,
+            created_at: self.created_at.into(),
+            expires_at: self.expires_at.map(Into::into),
+            revoked_at: self.revoked_at.map(Into::into),
+        })
+    }
+}
+
+/// What a new key row holds.
+pub(crate) struct NewKey<'a> {
+    pub tenant_id: Uuid,
+    pub name: &'a str,
+    pub scope: Scope,
+    pub owner_type: &'a str,
+    pub owner_id: Option<Uuid>,
+    pub expires_at: Option<Timestamp>,
+}
+
+/// Inserts a key and returns its row; the caller hands `generated.raw` out once.
+pub(crate) async fn insert(
+    access: &mut impl Access,
+    new: &NewKey<'_>,
+    generated: &GeneratedKey,
+) -> Result<KeyRow> {
+    let id = Uuid::new_v4();
+    let row: KeyRow = on_db!(access, c => sqlx::query_as(concat!(
+        "INSERT INTO api_keys (id, tenant_id, name, scope, key_hash, key_prefix, owner_type, owner_id, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ", key_columns!(), ""
+    ))
+    .bind(id)
+    .bind(new.tenant_id)
+    .bind(new.name)
+    .bind(new.scope.as_str())
+    .bind(&generated.hash)
+    .bind(&generated.prefix)
+    .bind(new.owner_type)
+    .bind(new.owner_id)
+    .bind(Timestamp::now().as_datetime())
+    .bind(new.expires_at.map(|t| t.as_datetime()))
+    .fetch_one(c)
+    .await)?;
+    Ok(row)
+}
+
+pub(crate) async fn find_by_hash(access: &mut impl Access, hash: &str) -> Result<Option<KeyRow>> {
+    Ok(on_db!(access, c => sqlx::query_as(concat!(
+        "SELECT ", key_columns!(), " FROM api_keys WHERE key_hash = $1"
+    ))
+    .bind(hash)
+    .fetch_optional(c)
+    .await)?)
+}
+
+pub(crate) async fn find_by_id(access: &mut impl Access, id: Uuid) -> Result<Option<KeyRow>> {
+    Ok(on_db!(access, c => sqlx::query_as(concat!(
+        "SELECT ", key_columns!(), " FROM api_keys WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(c)
+    .await)?)
+}
+
+impl ControlPlane {
+    /// Issues a new key in the caller's tenant. A caller can only issue keys
+    /// of its own scope or lower.
+    pub async fn create_api_key(
+        &self,
+        caller: &Caller,
+        request: CreateApiKey,
+    ) -> Result<CreatedApiKey> {
+        if !caller.scope.satisfies(request.scope) {
+            return Err(Error::forbidden(format!(
+                "a {} key cannot issue {} keys",
+                caller.scope, request.scope
+            )));
+        }
+        let name = request
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{} key", request.scope));
+        validate_name(&name)?;
+        if let Some(owner_type) = &request.owner_type {
+            validate_owner_type(owner_type)?;
+        }
+        if request.expires_at.is_some_and(|at| at <= Timestamp::now()) {
+            return Err(Error::invalid_field("expires_at", "must be in the future"));
+        }
+        let mut write = match self
+            .begin_idempotent(
+                caller,
+                "api_keys.create",
+                request.request_id.as_deref(),
+                &request,
+                Storage::Encrypted,
+            )
+            .await?
+        {
+            Begun::Replayed(created) => return Ok(created),
+            Begun::Fresh(write) => write,
+        };
+        let generated = generate(request.scope);
+        let new = NewKey {
+            tenant_id: caller.tenant_id,
+            name: &name,
+            scope: request.scope,
+            owner_type: request
+                .owner_type
+                .as_deref()
+                .unwrap_or(request.scope.default_owner_type()),
+            owner_id: request.owner_id,
+            expires_at: request.expires_at,
+        };
+        let row = insert(&mut write.tx, &new, &generated).await?;
+        events::record(
+            &mut write.tx,
+            caller,
+            caller.tenant_id,
+            NewEvent::new(
+                "api_key.created",
+                "api_key",
+                row.id,
+                json!({ "scope": row.scope, "name": row.name }),
+            ),
+        )
+        .await?;
+        let created = CreatedApiKey {
+            key: row.to_api()?,
+            api_key: generated.raw,
+        };
+        write.finish(created).await
+    }
+
+    /// Lists the caller's tenant's keys, newest first.
+    pub async fn list_api_keys(&self, caller: &Caller, page: PageRequest) -> Result<Page<ApiKey>> {
+        let mut conn = self.store().read().await?;
+        let (total,): (i64,) = on_db!(&mut conn, c => sqlx::query_as("SELECT COUNT(*) FROM api_keys WHERE tenant_id = $1")
+            .bind(caller.tenant_id)
+            .fetch_one(c)
+            .await)?;
+        let rows: Vec<KeyRow> = on_db!(&mut conn, c => sqlx::query_as(concat!(
+        "SELECT ", key_columns!(), " FROM api_keys WHERE tenant_id = $1 \
+             ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3"
+    ))
+        .bind(caller.tenant_id)
+        .bind(i64::from(page.per_page))
+        .bind(page.offset() as i64)
+        .fetch_all(c)
+        .await)?;
+        let items = rows
+            .iter()
+            .map(KeyRow::to_api)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Page::new(items, total as u64, page))
+    }
+
+    /// Revokes a key of the caller's tenant. Revoking a revoked key answers
+    /// the key as it is. A caller cannot revoke keys of a higher scope.
+    pub async fn revoke_api_key(&self, caller: &Caller, id: Uuid) -> Result<ApiKey> {
+        let mut tx = self.store().begin().await?;
+        let row = find_by_id(&mut tx, id)
+            .await?
+            .filter(|row| row.tenant_id == caller.tenant_id)
+            .ok_or(Error::not_found("api key"))?;
+        if !caller.scope.satisfies(row.scope()?) {
+            return Err(Error::forbidden(format!(
+                "a {} key cannot revoke a {} key",
+                caller.scope, row.scope
+            )));
+        }
+        if row.revoked_at.is_some() {
+            return row.to_api();
+        }
+        let now = Timestamp::now().as_datetime();
+        let row: KeyRow = on_db!(&mut tx, c => sqlx::query_as(concat!(
+        "UPDATE api_keys SET revoked_at = $1 WHERE id = $2 RETURNING ", key_columns!(), ""
+    ))
+        .bind(now)
+        .bind(id)
+        .fetch_one(c)
+        .await)?;
+        // Sessions minted from the key die with it.
+        on_db!(&mut tx, c => sqlx::query("UPDATE refresh_sessions SET revoked_at = $1 WHERE api_key_id = $2 AND revoked_at IS NULL")
+            .bind(now)
+            .bind(id)
+            .execute(c).await.map(|r| r.rows_affected()))?;
+        events::record(
+            &mut tx,
+            caller,
+            caller.tenant_id,
+            NewEvent::new(
+                "api_key.revoked",
+                "api_key",
+                id,
+                json!({ "scope": row.scope }),
+            ),
+        )
+        .await?;
+        tx.commit().await?;
+        self.forget_credential(id);
+        row.to_api()
+    }
+}
+
+fn validate_name(name: &str) -> Result<()> {
+    if name.trim().is_empty() || name.len() > 200 {
+        return Err(Error::invalid_field("name", "must be 1 to 200 characters"));
+    }
+    Ok(())
+}
+
+fn validate_owner_type(owner_type: &str) -> Result<()> {
+    let ok = !owner_type.is_empty()
+        && owner_type.len() <= 40
+        && owner_type
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c == '_');
+    if !ok {
+        return Err(Error::invalid_field(
+            "owner_type",
+            "must be a short lower-case word such as user, agent or worker",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_have_the_documented_format() {
+        let key = generate(Scope::Admin);
+        assert!(key.raw.starts_with("orch_admin_"));
+        assert_eq!(key.raw.len(), "orch_admin_".len() + SECRET_LEN);
+        assert_eq!(scope_of(&key.raw), Some(Scope::Admin));
+        assert_eq!(key.prefix.len(), "orch_admin_".len() + PREFIX_SECRET_CHARS);
+        assert_eq!(key.hash.len(), 64);
+        assert_eq!(scope_of("orch_admin_short"), None);
+        assert_eq!(scope_of("orch_root_abcdefghijabcdefghijabcdefghijab"), None);
+        assert_eq!(scope_of("not a key"), None);
+    }
+}

@@ -1,0 +1,125 @@
+//! Access tokens: HS256-signed JWTs naming the key, tenant, scope and owner.
+//!
+//! The token is a convenience, not the source of truth: every request still
+//! checks that the key it names is usable.
+
+use crate::api::{Scope, Timestamp};
+use crate::error::{Error, Result};
+use crate::secrets::Secrets;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Marks our tokens so other HS256 tokens signed with the same key (there are
+/// none today) could never pass for access tokens.
+const TOKEN_TYPE: &str = "orch.access.v1";
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Claims {
+    /// The API key id.
+    pub sub: String,
+    pub tid: Uuid,
+    pub scope: Scope,
+    pub oty: String,
+    pub oid: Option<Uuid>,
+    pub iat: i64,
+    pub exp: i64,
+    pub typ: String,
+    /// Unique per token, so two tokens issued in the same second differ.
+    pub jti: Uuid,
+}
+
+impl Claims {
+    pub fn key_id(&self) -> Result<Uuid> {
+        self.sub
+            .parse()
+            .map_err(|_| Error::unauthorized("malformed access token"))
+    }
+}
+
+/// What an access token is issued for.
+pub(crate) struct Subject {
+    pub key_id: Uuid,
+    pub tenant_id: Uuid,
+    pub scope: Scope,
+    pub owner_type: String,
+    pub owner_id: Option<Uuid>,
+}
+
+/// Signs a token for `subject` valid for `ttl`; returns it with its expiry.
+pub(crate) fn issue(
+    secrets: &Secrets,
+    subject: &Subject,
+    ttl: Duration,
+) -> Result<(String, Timestamp)> {
+    let now = Timestamp::now();
+    let expires_at = now.plus(ttl);
+    let claims = Claims {
+        sub: subject.key_id.to_string(),
+        tid: subject.tenant_id,
+        scope: subject.scope,
+        oty: subject.owner_type.clone(),
+        oid: subject.owner_id,
+        iat: now.as_datetime().timestamp(),
+        exp: expires_at.as_datetime().timestamp(),
+        typ: TOKEN_TYPE.to_owned(),
+        jti: Uuid::new_v4(),
+    };
+    let token = jsonwebtoken::encode(
+        &Header::new(Algorithm::HS256),
+        &claims,
+        &EncodingKey::from_secret(secrets.signing_key()),
+    )
+    .map_err(Error::internal)?;
+    Ok((token, expires_at))
+}
+
+/// Checks the signature, expiry and type of a token.
+pub(crate) fn verify(secrets: &Secrets, token: &str) -> Result<Claims> {
+    let mut validation = Validation::new(Algorithm::HS256);
+    validation.leeway = 5;
+    validation.set_required_spec_claims(&["exp", "sub"]);
+    let data = jsonwebtoken::decode::<Claims>(
+        token,
+        &DecodingKey::from_secret(secrets.signing_key()),
+        &validation,
+    )
+    .map_err(|e| match e.kind() {
+        jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
+            Error::unauthorized("the access token has expired")
+        }
+        _ => Error::unauthorized("invalid access token"),
+    })?;
+    if data.claims.typ != TOKEN_TYPE {
+        return Err(Error::unauthorized("invalid access token"));
+    }
+    Ok(data.claims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn subject() -> Subject {
+        Subject {
+            key_id: Uuid::new_v4(),
+            tenant_id: Uuid::new_v4(),
+            scope: Scope::Admin,
+            owner_type: "user".into(),
+            owner_id: None,
+        }
+    }
+
+    #[test]
+    fn a_token_verifies_only_with_its_own_key() {
+        let secrets = Secrets::from_master("a");
+        let subject = subject();
+        let (token, _) = issue(&secrets, &subject, Duration::from_secs(60)).unwrap();
+        let claims = verify(&secrets, &token).unwrap();
+        assert_eq!(claims.key_id().unwrap(), subject.key_id);
+        assert_eq!(claims.scope, Scope::Admin);
+        assert!(verify(&Secrets::from_master("b"), &token).is_err());
+        assert!(verify(&secrets, "not.a.token").is_err());
+    }
+}

@@ -1,0 +1,40 @@
+//! Configuration of the control plane itself (what the server's config wraps).
+
+use std::time::Duration;
+
+/// Everything the core needs to open its store and issue credentials.
+#[derive(Debug, Clone)]
+pub struct CoreConfig {
+    /// `sqlite://PATH` or `postgres://...`.
+    pub database_url: String,
+    /// Connection pool upper bound.
+    pub max_connections: u32,
+    /// Master secret; generated and stored in the database when absent.
+    pub secret_key: Option<String>,
+    /// An `orch_admin_...` key made valid for the default tenant at start.
+    pub bootstrap_admin_key: Option<String>,
+    /// An `orch_service_...` key made valid for the default tenant at start.
+    pub bootstrap_service_key: Option<String>,
+    /// Lifetime of access tokens.
+    pub access_token_ttl: Duration,
+    /// Lifetime of refresh sessions.
+    pub refresh_token_ttl: Duration,
+    /// How long a credential check may be served from memory.
+    pub credential_cache_ttl: Duration,
+}
+
+impl CoreConfig {
+    /// Defaults for a database URL: 1 h access tokens, 7 d refresh sessions.
+    pub fn new(database_url: impl Into<String>) -> Self {
+        Self {
+            database_url: database_url.into(),
+            max_connections: 10,
+            secret_key: None,
+            bootstrap_admin_key: None,
+            bootstrap_service_key: None,
+            access_token_ttl: Duration::from_secs(3600),
+            refresh_token_ttl: Duration::from_secs(7 * 24 * 3600),
+            credential_cache_ttl: Duration::from_secs(2),
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! # orchestrator-core
+//!
+//! The orch control plane as a library. Everything the HTTP server does is a
+//! method on [`ControlPlane`]; the server only parses, authenticates and renders.
+//! A Rust program can embed the same control plane in-process.
+//!
+//! How the modules fit:
+//! - [`api`]: wire types shared with the server and the SDK (always compiled);
+//! - [`error`]: the one error type every operation returns;
+//! - `store`: the sqlx storage layer over SQLite (default) or PostgreSQL, with
+//!   migrations, transactions that publish events after commit, and the
+//!   dialect switch;
+//! - one module per resource ([`auth`], [`api_keys`], [`tenants`], [`events`]),
+//!   each holding its service, its rows and its rules;
+//! - [`idempotency`]: the `request_id` replay mechanism every mutating write uses;
+//! - [`secrets`]: the master key, token signing and encryption at rest.
+//!
+//! Without the `store` feature only [`api`] is built; that is what the SDK uses.
+
+pub mod api;
+
+#[cfg(feature = "store")]
+pub mod api_keys;
+#[cfg(feature = "store")]
+pub mod auth;
+#[cfg(feature = "store")]
+pub mod config;
+#[cfg(feature = "store")]
+pub mod control_plane;
+#[cfg(feature = "store")]
+pub mod error;
+#[cfg(feature = "store")]
+pub mod events;
+#[cfg(feature = "store")]
+pub mod idempotency;
+#[cfg(feature = "store")]
+pub mod secrets;
+#[cfg(feature = "store")]
+pub mod store;
+#[cfg(feature = "store")]
+pub mod tenants;
+
+#[cfg(feature = "store")]
+pub use {
+    auth::Caller,
+    config::CoreConfig,
+    control_plane::ControlPlane,
+    error::{Error, Result},
+};

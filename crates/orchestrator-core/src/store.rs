@@ -1,0 +1,301 @@
+//! Storage on sqlx: an embedded SQLite file by default, PostgreSQL for several
+//! replicas.
+//!
+//! Repository code is written once. A repository function takes
+//! `&mut impl Access` (a [`Tx`] for writes, a [`Conn`] for reads) and runs its
+//! query through [`on_db!`], which expands the same expression once per
+//! backend so each copy is type-checked against its own driver. SQL text uses
+//! `$1`-style parameters, which both drivers accept; where the dialects really
+//! differ, the `sqlite:` / `postgres:` form of the macro takes two bodies.
+//!
+//! SQLite allows one writer: writes go through a pool of exactly one
+//! connection (so in-process writers queue instead of failing with
+//! `SQLITE_BUSY`) and reads through a separate pool, with WAL so readers never
+//! block the writer.
+//!
+//! Events written inside a [`Tx`] are published to the in-process bus only
+//! after the transaction commits.
+
+use crate::api::Event;
+use crate::error::{Error, Result};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Runs one expression against whichever backend `access` is on.
+///
+/// `on_db!(tx, c => sqlx::query("...").bind(x).execute(c).await.map(|r| r.rows_affected()))` expands the
+/// body once per backend, with `c` bound to that backend's connection. Use
+/// `&mut *c` to run several statements in one body. The two-body form takes
+/// dialect-specific SQL: `on_db!(tx, c => sqlite: ..., postgres: ...)`.
+macro_rules! on_db {
+    ($access:expr, $c:ident => sqlite: $sqlite:expr, postgres: $postgres:expr $(,)?) => {
+        match $crate::store::Access::db($access) {
+            $crate::store::Db::Sqlite($c) => $sqlite,
+            $crate::store::Db::Postgres($c) => $postgres,
+        }
+    };
+    ($access:expr, $c:ident => $body:expr) => {
+        match $crate::store::Access::db($access) {
+            $crate::store::Db::Sqlite($c) => $body,
+            $crate::store::Db::Postgres($c) => $body,
+        }
+    };
+}
+pub(crate) use on_db;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// How many committed events the in-process bus buffers for slow subscribers.
+const EVENT_BUS_CAPACITY: usize = 4096;
+
+/// Which SQL dialect a store speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgres",
+        }
+    }
+}
+
+/// Where the data lives and how many connections to keep.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// `sqlite://PATH` or `postgres://...`.
+    pub url: String,
+    /// Upper bound of the (read) pool.
+    pub max_connections: u32,
+}
+
+enum Backend {
+    Sqlite { read: SqlitePool, write: SqlitePool },
+    Postgres { pool: PgPool },
+}
+
+/// A handle to the database; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    backend: Arc<Backend>,
+    bus: broadcast::Sender<Arc<Event>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dialect", &self.dialect())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Opens (creating it if needed) the database and applies the embedded
+    /// migrations of its dialect.
+    pub async fn connect(options: &StoreOptions) -> Result<Self> {
+        let url = options.url.as_str();
+        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let connect = PgConnectOptions::from_str(url)
+                .map_err(|e| Error::validation(format!("invalid PostgreSQL URL: {e}")))?
+                .application_name("orch")
+                .options([
+                    // A transaction left open anywhere stalls vacuum for the
+                    // whole cluster; never let one linger.
+                    ("idle_in_transaction_session_timeout", "60000"),
+                    ("statement_timeout", "60000"),
+                ]);
+            let pool = PgPoolOptions::new()
+                .max_connections(options.max_connections.max(2))
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(connect)
+                .await
+                .map_err(|e| Error::Unavailable(Box::new(e)))?;
+            POSTGRES_MIGRATIONS
+                .run(&pool)
+                .await
+                .map_err(Error::internal)?;
+            Backend::Postgres { pool }
+        } else if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            let path = path.split('?').next().unwrap_or(path);
+            if let Some(parent) = Path::new(path)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+            {
+                std::fs::create_dir_all(parent).map_err(Error::internal)?;
+            }
+            let connect = SqliteConnectOptions::new()
+                .filename(path)
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true);
+            let write = SqlitePoolOptions::new()
+                .max_connections(1)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect_with(connect.clone())
+                .await
+                .map_err(|e| Error::Unavailable(Box::new(e)))?;
+            SQLITE_MIGRATIONS
+                .run(&write)
+                .await
+                .map_err(Error::internal)?;
+            let read = SqlitePoolOptions::new()
+                .max_connections(options.max_connections.max(1))
+                .acquire_timeout(Duration::from_secs(30))
+                .connect_with(connect.read_only(true))
+                .await
+                .map_err(|e| Error::Unavailable(Box::new(e)))?;
+            Backend::Sqlite { read, write }
+        } else {
+            return Err(Error::validation(
+                "database URL must start with sqlite:// or postgres://".to_string(),
+            ));
+        };
+        let (bus, _) = broadcast::channel(EVENT_BUS_CAPACITY);
+        Ok(Self {
+            backend: Arc::new(backend),
+            bus,
+        })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match *self.backend {
+            Backend::Sqlite { .. } => Dialect::Sqlite,
+            Backend::Postgres { .. } => Dialect::Postgres,
+        }
+    }
+
+    /// Starts a write transaction. On SQLite this waits for the one writer
+    /// connection.
+    pub async fn begin(&self) -> Result<Tx> {
+        let inner = match &*self.backend {
+            Backend::Sqlite { write, .. } => TxInner::Sqlite(write.begin().await?),
+            Backend::Postgres { pool } => TxInner::Postgres(pool.begin().await?),
+        };
+        Ok(Tx {
+            inner,
+            pending: Vec::new(),
+            bus: self.bus.clone(),
+        })
+    }
+
+    /// A connection for reads (outside any transaction).
+    pub async fn read(&self) -> Result<Conn> {
+        Ok(match &*self.backend {
+            Backend::Sqlite { read, .. } => Conn::Sqlite(read.acquire().await?),
+            Backend::Postgres { pool } => Conn::Postgres(pool.acquire().await?),
+        })
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<()> {
+        let mut conn = self.read().await?;
+        on_db!(&mut conn, c => sqlx::query("SELECT 1").execute(c).await.map(|_| ()))
+            .map_err(|e| Error::Unavailable(Box::new(e)))
+    }
+
+    /// Subscribes to events as their transactions commit.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.bus.subscribe()
+    }
+
+    /// Closes every pool (waits for checked-out connections to return).
+    pub async fn close(&self) {
+        match &*self.backend {
+            Backend::Sqlite { read, write } => {
+                read.close().await;
+                write.close().await;
+            }
+            Backend::Postgres { pool } => pool.close().await,
+        }
+    }
+}
+
+/// A borrowed connection of either backend; what [`on_db!`] matches on.
+pub enum Db<'c> {
+    Sqlite(&'c mut SqliteConnection),
+    Postgres(&'c mut PgConnection),
+}
+
+/// Anything a repository function can run queries on.
+pub trait Access: Send {
+    fn db(&mut self) -> Db<'_>;
+}
+
+enum TxInner {
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+/// A write transaction. Dropping it without [`Tx::commit`] rolls back, and
+/// the events it recorded are never published.
+pub struct Tx {
+    inner: TxInner,
+    pending: Vec<Event>,
+    bus: broadcast::Sender<Arc<Event>>,
+}
+
+impl Tx {
+    /// Queues an event (already inserted in this transaction) for publication
+    /// after commit.
+    pub(crate) fn publish_after_commit(&mut self, event: Event) {
+        self.pending.push(event);
+    }
+
+    /// Commits, then publishes the transaction's events.
+    pub async fn commit(self) -> Result<()> {
+        match self.inner {
+            TxInner::Sqlite(tx) => tx.commit().await?,
+            TxInner::Postgres(tx) => tx.commit().await?,
+        }
+        for event in self.pending {
+            // No subscriber is not an error: streams come and go.
+            let _ = self.bus.send(Arc::new(event));
+        }
+        Ok(())
+    }
+}
+
+impl Access for Tx {
+    fn db(&mut self) -> Db<'_> {
+        match &mut self.inner {
+            TxInner::Sqlite(tx) => Db::Sqlite(&mut **tx),
+            TxInner::Postgres(tx) => Db::Postgres(&mut **tx),
+        }
+    }
+}
+
+/// A pooled connection for reads.
+pub enum Conn {
+    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
+}
+
+impl Access for Conn {
+    fn db(&mut self) -> Db<'_> {
+        match self {
+            Conn::Sqlite(c) => Db::Sqlite(&mut **c),
+            Conn::Postgres(c) => Db::Postgres(&mut **c),
+        }
+    }
+}
+
+/// Whether a database error is a unique-constraint violation (a duplicate).
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}

@@ -1,0 +1,168 @@
+//! Credentials on the wire: the bearer header, the three session cookies and
+//! the CSRF rule.
+//!
+//! - `service_access_token`: HttpOnly, SameSite=Strict, Path=/
+//! - `service_refresh_token`: HttpOnly, SameSite=Strict, Path=/api/v1/auth
+//! - `service_csrf_token`: readable by scripts, SameSite=Strict, Path=/
+//!
+//! `Secure` is set when the request came over https. Persistent sessions get
+//! an explicit expiry; others are session cookies. A state-changing request
+//! authenticated by cookie must repeat the CSRF cookie in `x-csrf-token`.
+
+use crate::request::Req;
+use cookie::time::OffsetDateTime;
+use cookie::{Cookie, SameSite};
+use http::{HeaderValue, Method, header};
+use orchestrator_core::Error;
+use orchestrator_core::api::Timestamp;
+use orchestrator_core::auth::sessions::IssuedSession;
+
+pub(crate) const ACCESS_COOKIE: &str = "service_access_token";
+pub(crate) const REFRESH_COOKIE: &str = "service_refresh_token";
+pub(crate) const CSRF_COOKIE: &str = "service_csrf_token";
+pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
+const REFRESH_COOKIE_PATH: &str = "/api/v1/auth";
+
+/// Where a request's credential came from.
+pub(crate) enum Presented {
+    Bearer(String),
+    Cookie(String),
+    None,
+}
+
+/// The credential a request presents: the `Authorization` header wins over
+/// cookies. A malformed `Authorization` header is an error, not "no
+/// credential".
+pub(crate) fn presented(headers: &http::HeaderMap) -> Result<Presented, Error> {
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
+        let value = value
+            .to_str()
+            .map_err(|_| Error::unauthorized("malformed Authorization header"))?;
+        let token = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| {
+                Error::unauthorized("the Authorization header must be `Bearer <token>`")
+            })?;
+        return Ok(Presented::Bearer(token.to_owned()));
+    }
+    Ok(match cookie_value(headers, ACCESS_COOKIE) {
+        Some(token) => Presented::Cookie(token),
+        None => Presented::None,
+    })
+}
+
+/// One cookie's value from the request.
+pub(crate) fn cookie_value(headers: &http::HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| Cookie::split_parse(v.to_owned()))
+        .filter_map(Result::ok)
+        .find(|c| c.name() == name)
+        .map(|c| c.value().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// Methods that change state and so need the CSRF header under cookie auth.
+pub(crate) fn is_state_changing(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// The double-submit check: the header must equal the CSRF cookie.
+pub(crate) fn check_csrf(headers: &http::HeaderMap) -> Result<(), Error> {
+    let cookie = cookie_value(headers, CSRF_COOKIE);
+    let header = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
+    match (cookie, header) {
+        (Some(cookie), Some(header)) if constant_time_eq(cookie.as_bytes(), header.as_bytes()) => {
+            Ok(())
+        }
+        _ => Err(Error::unauthorized(format!(
+            "cookie-authenticated requests that change state must send the {CSRF_COOKIE} cookie's value in {CSRF_HEADER}"
+        ))),
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `Set-Cookie` values for a newly issued session.
+pub(crate) fn session_cookies(req: &Req, session: &IssuedSession) -> Vec<HeaderValue> {
+    let secure = req.is_https();
+    let expiry = |at: Timestamp| session.persistent.then(|| to_offset(at));
+    [
+        build(
+            ACCESS_COOKIE,
+            &session.access_token,
+            "/",
+            true,
+            secure,
+            expiry(session.expires_at),
+        ),
+        build(
+            REFRESH_COOKIE,
+            &session.refresh_token,
+            REFRESH_COOKIE_PATH,
+            true,
+            secure,
+            expiry(session.refresh_expires_at),
+        ),
+        build(
+            CSRF_COOKIE,
+            &session.csrf_token,
+            "/",
+            false,
+            secure,
+            expiry(session.refresh_expires_at),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|c| HeaderValue::from_str(&c.to_string()).ok())
+    .collect()
+}
+
+/// `Set-Cookie` values that remove all three cookies.
+pub(crate) fn clearing_cookies(req: &Req) -> Vec<HeaderValue> {
+    let secure = req.is_https();
+    [
+        (ACCESS_COOKIE, "/", true),
+        (REFRESH_COOKIE, REFRESH_COOKIE_PATH, true),
+        (CSRF_COOKIE, "/", false),
+    ]
+    .into_iter()
+    .map(|(name, path, http_only)| {
+        let mut c = build(name, "", path, http_only, secure, None);
+        c.make_removal();
+        c
+    })
+    .filter_map(|c| HeaderValue::from_str(&c.to_string()).ok())
+    .collect()
+}
+
+fn build(
+    name: &'static str,
+    value: &str,
+    path: &'static str,
+    http_only: bool,
+    secure: bool,
+    expires: Option<OffsetDateTime>,
+) -> Cookie<'static> {
+    let mut builder = Cookie::build((name, value.to_owned()))
+        .path(path)
+        .http_only(http_only)
+        .secure(secure)
+        .same_site(SameSite::Strict);
+    if let Some(at) = expires {
+        builder = builder.expires(at);
+    }
+    builder.build()
+}
+
+fn to_offset(at: Timestamp) -> OffsetDateTime {
+    OffsetDateTime::from_unix_timestamp(at.as_datetime().timestamp())
+        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+}

@@ -1,0 +1,139 @@
+//! Success responses: the `{data, meta}` envelopes, cookies and headers.
+//!
+//! Handlers build a [`Reply`] through [`crate::request::Req`] (`req.ok(..)`,
+//! `req.created(..)`, `req.page(..)`), which knows the request id the
+//! envelope's `meta` carries.
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Empty, Full};
+use orchestrator_core::api::{Page, ResponseMeta, Timestamp};
+use serde::Serialize;
+
+/// Response body: a full buffer today, a stream for SSE and downloads.
+pub type Body = UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
+
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+pub(crate) fn empty() -> Body {
+    Empty::new().map_err(|never| match never {}).boxed_unsync()
+}
+
+/// A handler's answer, turned into a response by the pipeline.
+pub(crate) struct Reply {
+    status: StatusCode,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: Option<Vec<u8>>,
+}
+
+#[derive(Serialize)]
+struct DataOut<'a, T> {
+    data: &'a T,
+    meta: ResponseMeta,
+}
+
+#[derive(Serialize)]
+struct ListMetaOut<'a> {
+    total: u64,
+    page: u32,
+    per_page: u32,
+    pages: u64,
+    request_id: &'a str,
+    timestamp: Timestamp,
+}
+
+#[derive(Serialize)]
+struct ListOut<'a, T> {
+    data: &'a [T],
+    meta: ListMetaOut<'a>,
+}
+
+impl Reply {
+    pub(crate) fn data<T: Serialize>(status: StatusCode, request_id: &str, data: &T) -> Self {
+        let out = DataOut {
+            data,
+            meta: ResponseMeta {
+                request_id: request_id.to_owned(),
+                timestamp: Timestamp::now(),
+            },
+        };
+        Self::json(status, serde_json::to_vec(&out))
+    }
+
+    pub(crate) fn page<T: Serialize>(request_id: &str, page: &Page<T>) -> Self {
+        let out = ListOut {
+            data: &page.items,
+            meta: ListMetaOut {
+                total: page.total,
+                page: page.page,
+                per_page: page.per_page,
+                pages: page.pages(),
+                request_id,
+                timestamp: Timestamp::now(),
+            },
+        };
+        Self::json(StatusCode::OK, serde_json::to_vec(&out))
+    }
+
+    /// `204 No Content` with an empty body (claim routes with nothing to claim).
+    #[allow(dead_code)]
+    pub(crate) fn no_content() -> Self {
+        Self {
+            status: StatusCode::NO_CONTENT,
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    fn json(status: StatusCode, bytes: serde_json::Result<Vec<u8>>) -> Self {
+        match bytes {
+            Ok(bytes) => Self {
+                status,
+                headers: vec![(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                body: Some(bytes),
+            },
+            // Our own records always serialize; if one ever does not, say so
+            // rather than send half a body.
+            Err(e) => {
+                tracing::error!(error = %e, "response did not serialize");
+                Self {
+                    status: StatusCode::INTERNAL_SERVER_ERROR,
+                    headers: vec![(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
+                    body: Some(
+                        br#"{"error":{"code":"INTERNAL_ERROR","message":"internal error"}}"#
+                            .to_vec(),
+                    ),
+                }
+            }
+        }
+    }
+
+    /// Adds a header (for `Set-Cookie`, several may be added).
+    pub(crate) fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub(crate) fn into_response(self) -> Response<Body> {
+        let mut response = Response::new(match self.body {
+            Some(bytes) => full(bytes),
+            None => empty(),
+        });
+        *response.status_mut() = self.status;
+        for (name, value) in self.headers {
+            response.headers_mut().append(name, value);
+        }
+        response
+    }
+}

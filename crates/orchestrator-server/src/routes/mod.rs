@@ -1,0 +1,106 @@
+//! The route table: every route with its method, path, required scope, body
+//! limit and handler. Scopes are enforced from this table in one place
+//! ([`crate::app`]); handlers never check them.
+//!
+//! A handler parses its input from [`Req`], calls one core method and renders
+//! the answer. Nothing else.
+
+mod api_keys;
+mod auth;
+mod health;
+mod tenants;
+
+use crate::app::App;
+use crate::config::DEFAULT_JSON_BODY_LIMIT;
+use crate::error::ApiError;
+use crate::request::Req;
+use crate::response::Reply;
+use http::Method;
+use orchestrator_core::api::Scope;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send>>;
+pub(crate) type Handler = Arc<dyn Fn(Arc<App>, Req) -> HandlerFuture + Send + Sync>;
+
+/// Who may call a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// No credential needed (health, the token exchange, refresh, logout).
+    Public,
+    /// A credential of this scope or higher.
+    Scoped(Scope),
+}
+
+pub(crate) struct Route {
+    pub method: Method,
+    /// matchit syntax: `/api/v1/api-keys/{id}`.
+    pub path: &'static str,
+    pub access: Access,
+    pub body_limit: usize,
+    /// Whether requests spend the caller's rate-limit budget.
+    pub rate_limited: bool,
+    pub handler: Handler,
+}
+
+impl Route {
+    fn new<F, Fut>(method: Method, path: &'static str, access: Access, handler: F) -> Self
+    where
+        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
+    {
+        Self {
+            method,
+            path,
+            access,
+            body_limit: DEFAULT_JSON_BODY_LIMIT,
+            rate_limited: true,
+            handler: Arc::new(move |app, req| Box::pin(handler(app, req))),
+        }
+    }
+
+    fn scoped<F, Fut>(method: Method, path: &'static str, scope: Scope, handler: F) -> Self
+    where
+        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
+    {
+        Self::new(method, path, Access::Scoped(scope), handler)
+    }
+
+    fn public<F, Fut>(method: Method, path: &'static str, handler: F) -> Self
+    where
+        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
+    {
+        Self::new(method, path, Access::Public, handler)
+    }
+
+    /// Exempts the route from the rate limiter (health checks, streams).
+    fn unlimited(mut self) -> Self {
+        self.rate_limited = false;
+        self
+    }
+}
+
+/// Every route the server serves.
+pub(crate) fn table() -> Vec<Route> {
+    use Method as M;
+    use Scope::*;
+    vec![
+        Route::public(M::GET, "/healthz", health::live).unlimited(),
+        Route::public(M::GET, "/readyz", health::ready).unlimited(),
+        // Authentication
+        Route::public(M::POST, "/api/v1/auth/token", auth::token),
+        Route::public(M::POST, "/api/v1/auth/login", auth::token),
+        Route::scoped(M::GET, "/api/v1/auth/me", Agent, auth::me),
+        Route::public(M::POST, "/api/v1/auth/refresh", auth::refresh),
+        Route::public(M::POST, "/api/v1/auth/logout", auth::logout),
+        // Tenants and keys
+        Route::scoped(M::POST, "/api/v1/tenants", Service, tenants::create),
+        Route::scoped(M::GET, "/api/v1/tenants", Service, tenants::list),
+        Route::scoped(M::GET, "/api/v1/api-keys", Admin, api_keys::list),
+        Route::scoped(M::POST, "/api/v1/api-keys", Admin, api_keys::create),
+        Route::scoped(M::DELETE, "/api/v1/api-keys/{id}", Admin, api_keys::revoke),
+    ]
+}

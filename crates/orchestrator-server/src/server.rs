@@ -1,0 +1,175 @@
+//! Sockets and lifecycle: bind, accept, serve HTTP/1.1 with keep-alive, and
+//! shut down gracefully (stop accepting, let in-flight requests finish within
+//! the grace period).
+
+use crate::app::App;
+use crate::config::ServerConfig;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use orchestrator_core::ControlPlane;
+use orchestrator_core::control_plane::GeneratedBootstrapKey;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("could not open the control plane: {0}")]
+    Core(#[from] orchestrator_core::Error),
+    #[error("could not listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("could not wait for the shutdown signal: {0}")]
+    Signal(std::io::Error),
+}
+
+/// A running server.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    core: ControlPlane,
+    generated_keys: Vec<GeneratedBootstrapKey>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl ServerHandle {
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The embedded control plane.
+    pub fn control_plane(&self) -> &ControlPlane {
+        &self.core
+    }
+
+    /// Bootstrap keys this first start generated; empty on later starts.
+    pub fn generated_keys(&self) -> &[GeneratedBootstrapKey] {
+        &self.generated_keys
+    }
+
+    /// Stops accepting, waits for in-flight requests (up to the grace
+    /// period), then closes the database.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+        self.core.store().close().await;
+    }
+}
+
+/// Opens the control plane and starts serving in the background.
+pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
+    let core = ControlPlane::open(config.core.clone()).await?;
+    let generated_keys = core.take_generated_keys();
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ServeError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ServeError::Bind {
+        addr: config.listen,
+        source,
+    })?;
+    let app = Arc::new(App::new(core.clone(), config.rate_limit_per_minute));
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(accept_loop(listener, app, stopped, config.shutdown_grace));
+    tracing::info!(%addr, database = core.store().dialect().as_str(), "orch control plane listening");
+    Ok(ServerHandle {
+        addr,
+        core,
+        generated_keys,
+        stop,
+        task,
+    })
+}
+
+/// Serves until SIGINT or SIGTERM, then shuts down gracefully.
+pub async fn serve(config: ServerConfig) -> Result<(), ServeError> {
+    let handle = start(config).await?;
+    for key in handle.generated_keys() {
+        eprintln!(
+            "\nGenerated the first {scope} API key (shown once, store it now):\n\n    {key}\n",
+            scope = key.scope,
+            key = key.api_key
+        );
+    }
+    shutdown_signal().await.map_err(ServeError::Signal)?;
+    tracing::info!("shutting down: finishing in-flight requests");
+    handle.shutdown().await;
+    Ok(())
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    app: Arc<App>,
+    mut stopped: watch::Receiver<bool>,
+    grace: Duration,
+) {
+    let graceful = GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let app = Arc::clone(&app);
+                let service = service_fn(move |request| {
+                    let app = Arc::clone(&app);
+                    async move { Ok::<_, Infallible>(app.handle(request, peer).await) }
+                });
+                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+                let connection = graceful.watch(connection);
+                tokio::spawn(async move {
+                    if let Err(e) = connection.await {
+                        tracing::debug!(error = %e, %peer, "connection ended with an error");
+                    }
+                });
+            }
+            _ = stopped.changed() => break,
+        }
+    }
+    drop(listener);
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(grace) => tracing::warn!("grace period over; dropping remaining connections"),
+    }
+}
+
+async fn shutdown_signal() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result,
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await
+    }
+}
