@@ -274,8 +274,8 @@ impl Tx {
 impl Access for Tx {
     fn db(&mut self) -> Db<'_> {
         match &mut self.inner {
-            TxInner::Sqlite(tx) => Db::Sqlite(&mut **tx),
-            TxInner::Postgres(tx) => Db::Postgres(&mut **tx),
+            TxInner::Sqlite(tx) => Db::Sqlite(tx),
+            TxInner::Postgres(tx) => Db::Postgres(tx),
         }
     }
 }
@@ -289,8 +289,8 @@ pub enum Conn {
 impl Access for Conn {
     fn db(&mut self) -> Db<'_> {
         match self {
-            Conn::Sqlite(c) => Db::Sqlite(&mut **c),
-            Conn::Postgres(c) => Db::Postgres(&mut **c),
+            Conn::Sqlite(c) => Db::Sqlite(c),
+            Conn::Postgres(c) => Db::Postgres(c),
         }
     }
 }

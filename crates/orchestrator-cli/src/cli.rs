@@ -1,0 +1,73 @@
+//! The command line: global options and one subcommand per resource.
+
+use crate::commands::{api_keys, completions, login, serve, tenants};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "orch",
+    version,
+    about = "orch: workflow-orchestration control plane",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalOpts,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes. Each is resolved flag first, then the
+/// environment, then the saved profile.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalOpts {
+    /// Base URL of the control plane.
+    #[arg(long, global = true, env = "ORCH_URL")]
+    pub url: Option<String>,
+    /// API key (or access token) to call it with.
+    #[arg(long, global = true, env = "ORCH_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Saved profile to use.
+    #[arg(long, global = true, env = "ORCH_PROFILE")]
+    pub profile: Option<String>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", global = true, value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// Short for `-o json`.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+impl GlobalOpts {
+    pub fn format(&self) -> OutputFormat {
+        if self.json {
+            OutputFormat::Json
+        } else {
+            self.output
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    Table,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the control plane (embedded SQLite by default).
+    Serve(serve::ServeArgs),
+    /// Check an API key against a server and save it in a profile.
+    Login(login::LoginArgs),
+    /// Show who the current credential is.
+    Whoami,
+    /// Manage API keys (admin).
+    #[command(subcommand, name = "api-keys")]
+    ApiKeys(api_keys::ApiKeysCommand),
+    /// Manage tenants (service).
+    #[command(subcommand)]
+    Tenants(tenants::TenantsCommand),
+    /// Print a shell completion script.
+    Completions(completions::CompletionsArgs),
+}

@@ -1,0 +1,17 @@
+//! `orch completions <shell>`.
+
+use crate::cli::Cli;
+use clap::{Args, CommandFactory};
+use clap_complete::Shell;
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: Shell,
+}
+
+pub fn run(args: CompletionsArgs) -> anyhow::Result<()> {
+    let mut command = Cli::command();
+    clap_complete::generate(args.shell, &mut command, "orch", &mut std::io::stdout());
+    Ok(())
+}

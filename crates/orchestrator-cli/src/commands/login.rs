@@ -1,0 +1,73 @@
+//! `orch login`: exchanges the key once to prove it works, then saves it in
+//! a profile.
+
+use crate::cli::GlobalOpts;
+use crate::config::{self, ConfigFile, Profile};
+use crate::output::{self, fields};
+use anyhow::{Context, bail};
+use clap::Args;
+use orchestrator_client::Client;
+use std::io::BufRead;
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// Read the API key from standard input instead of --api-key / ORCH_API_KEY.
+    #[arg(long)]
+    pub stdin: bool,
+}
+
+pub async fn run(global: &GlobalOpts, args: LoginArgs) -> anyhow::Result<()> {
+    let url = config::resolve_url(global)?;
+    let key = if args.stdin {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .context("cannot read the API key from stdin")?;
+        line.trim().to_owned()
+    } else {
+        match &global.api_key {
+            Some(key) => key.clone(),
+            None => bail!("give the key with --api-key, ORCH_API_KEY or --stdin"),
+        }
+    };
+    if key.is_empty() {
+        bail!("the API key is empty");
+    }
+    let session = Client::new(&url)?
+        .auth()
+        .token(&key, false)
+        .await
+        .context("the server refused the key")?;
+    let exchange = session
+        .exchange
+        .context("the token answer lacked scope and tenant")?;
+
+    let mut file = ConfigFile::load()?;
+    let name = config::profile_name(global);
+    file.profiles.insert(
+        name.clone(),
+        Profile {
+            url: url.clone(),
+            api_key: key,
+        },
+    );
+    file.current = Some(name.clone());
+    let path = file.save()?;
+    output::emit(
+        global.format(),
+        &serde_json::json!({
+            "url": url, "profile": name, "scope": exchange.scope, "tenant_id": exchange.tenant_id, "config": path,
+        }),
+        || {
+            fields(&[
+                ("url", url.clone()),
+                ("profile", name.clone()),
+                ("scope", exchange.scope.to_string()),
+                ("tenant_id", exchange.tenant_id.to_string()),
+                ("saved to", path.display().to_string()),
+            ])
+        },
+    );
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! One module per resource; each verb has its own clap `Args`.
+
+pub mod api_keys;
+pub mod completions;
+pub mod login;
+pub mod serve;
+pub mod tenants;
+
+use crate::cli::{Cli, Command};
+use crate::config;
+use crate::output::{self, fields, opt};
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let global = cli.global;
+    match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Login(args) => login::run(&global, args).await,
+        Command::Whoami => {
+            let me = config::client(&global)?.auth().me().await?;
+            output::emit(global.format(), &me, || {
+                fields(&[
+                    ("scope", me.scope.to_string()),
+                    ("tenant_id", me.tenant_id.to_string()),
+                    ("owner_type", me.owner_type.clone()),
+                    ("owner_id", opt(&me.owner_id)),
+                    ("key_id", me.key_id.to_string()),
+                ])
+            });
+            Ok(())
+        }
+        Command::ApiKeys(command) => api_keys::run(&global, command).await,
+        Command::Tenants(command) => tenants::run(&global, command).await,
+        Command::Completions(args) => completions::run(args),
+    }
+}

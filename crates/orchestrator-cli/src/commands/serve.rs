@@ -1,0 +1,82 @@
+//! `orch serve`: runs the control plane in this process.
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use orchestrator_server::ServerConfig;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "ORCH_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// `postgres://...` for PostgreSQL (several replicas may share it);
+    /// default: an embedded SQLite file in the data directory.
+    #[arg(long, env = "ORCH_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Where the embedded database lives (default: the user's data directory).
+    #[arg(long, env = "ORCH_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Requests a minute per API key; 0 turns the limiter off.
+    #[arg(long, env = "ORCH_RATE_LIMIT_PER_MINUTE", default_value_t = orchestrator_server::config::DEFAULT_RATE_LIMIT_PER_MINUTE)]
+    pub rate_limit_per_minute: u32,
+    /// Database connections to keep at most.
+    #[arg(long, env = "ORCH_MAX_CONNECTIONS", default_value_t = 10)]
+    pub max_connections: u32,
+    /// Log format on stderr.
+    #[arg(long, env = "ORCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_tracing(args.log_format);
+    let database_url = match args.database_url {
+        Some(url) => url,
+        None => {
+            let dir = match args.data_dir {
+                Some(dir) => dir,
+                None => dirs::data_dir()
+                    .context("no data directory on this system; pass --data-dir")?
+                    .join("orch"),
+            };
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+            ServerConfig::sqlite_url(&dir)
+        }
+    };
+    let mut config = ServerConfig::new(args.listen, database_url);
+    config.rate_limit_per_minute = args.rate_limit_per_minute;
+    config.core.max_connections = args.max_connections;
+    config.core.secret_key = env_nonempty("ORCH_SECRET_KEY");
+    config.core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");
+    config.core.bootstrap_service_key = env_nonempty("ORCH_BOOTSTRAP_SERVICE_KEY");
+    orchestrator_server::serve(config).await?;
+    Ok(())
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter =
+        EnvFilter::try_from_env("ORCH_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

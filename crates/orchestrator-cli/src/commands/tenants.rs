@@ -1,0 +1,79 @@
+//! `orch tenants create|list` (service scope).
+
+use crate::cli::GlobalOpts;
+use crate::config;
+use crate::output::{self, fields, table};
+use clap::{Args, Subcommand};
+use orchestrator_client::api::{CreateTenant, PageRequest};
+
+#[derive(Debug, Subcommand)]
+pub enum TenantsCommand {
+    /// Create a tenant; its first admin key is printed once.
+    Create(CreateArgs),
+    /// List tenants.
+    List(ListArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    #[arg(long)]
+    pub name: String,
+    #[arg(long)]
+    pub slug: Option<String>,
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long, default_value_t = 1)]
+    pub page: u32,
+    #[arg(long, default_value_t = 20)]
+    pub per_page: u32,
+}
+
+pub async fn run(global: &GlobalOpts, command: TenantsCommand) -> anyhow::Result<()> {
+    let client = config::client(global)?;
+    match command {
+        TenantsCommand::Create(args) => {
+            let created = client
+                .tenants()
+                .create(&CreateTenant {
+                    name: args.name,
+                    slug: args.slug,
+                    request_id: args.request_id,
+                })
+                .await?;
+            output::emit(global.format(), &created, || {
+                fields(&[
+                    ("id", created.tenant.id.to_string()),
+                    ("name", created.tenant.name.clone()),
+                    ("slug", created.tenant.slug.clone()),
+                    ("admin api_key", created.admin_key.api_key.clone()),
+                ])
+            });
+            if global.format() == crate::cli::OutputFormat::Table {
+                eprintln!("Store the admin key now: it is not shown again.");
+            }
+        }
+        TenantsCommand::List(args) => {
+            let page = client
+                .tenants()
+                .list(PageRequest::new(args.page, args.per_page))
+                .await?;
+            output::emit(global.format(), &page, || {
+                let mut t = table(&["id", "name", "slug", "created"]);
+                for tenant in &page.items {
+                    t.add_row(vec![
+                        tenant.id.to_string(),
+                        tenant.name.clone(),
+                        tenant.slug.clone(),
+                        tenant.created_at.to_string(),
+                    ]);
+                }
+                t
+            });
+        }
+    }
+    Ok(())
+}

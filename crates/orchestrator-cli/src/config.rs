@@ -1,0 +1,119 @@
+//! Saved profiles: `config.json` in the user's config directory (or the file
+//! named by `ORCH_CONFIG`), written by `orch login`.
+
+use crate::cli::GlobalOpts;
+use anyhow::{Context, Result, bail};
+use orchestrator_client::Client;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+pub const DEFAULT_URL: &str = "http://127.0.0.1:8080";
+const DEFAULT_PROFILE: &str = "default";
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub current: Option<String>,
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Profile {
+    pub url: String,
+    pub api_key: String,
+}
+
+pub fn path() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("ORCH_CONFIG") {
+        return Ok(PathBuf::from(path));
+    }
+    let dir = dirs::config_dir().context("no config directory on this system; set ORCH_CONFIG")?;
+    Ok(dir.join("orch").join("config.json"))
+}
+
+impl ConfigFile {
+    pub fn load() -> Result<Self> {
+        let path = path()?;
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .with_context(|| format!("{} is not a valid orch config", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    /// Writes the file readable by its owner only (it holds keys).
+    pub fn save(&self) -> Result<PathBuf> {
+        let path = path()?;
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        let bytes = serde_json::to_vec_pretty(self)?;
+        write_private(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    }
+
+    pub fn profile(&self, name: Option<&str>) -> Option<&Profile> {
+        let name = name.or(self.current.as_deref()).unwrap_or(DEFAULT_PROFILE);
+        self.profiles.get(name)
+    }
+}
+
+#[cfg(unix)]
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(bytes)
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, bytes)
+}
+
+/// The profile name a command writes to or reads from.
+pub fn profile_name(global: &GlobalOpts) -> String {
+    global
+        .profile
+        .clone()
+        .unwrap_or_else(|| DEFAULT_PROFILE.to_owned())
+}
+
+/// The URL to talk to: flag or `ORCH_URL`, else the profile's, else the default.
+pub fn resolve_url(global: &GlobalOpts) -> Result<String> {
+    if let Some(url) = &global.url {
+        return Ok(url.clone());
+    }
+    let file = ConfigFile::load()?;
+    Ok(file
+        .profile(global.profile.as_deref())
+        .map_or_else(|| DEFAULT_URL.to_owned(), |p| p.url.clone()))
+}
+
+/// An SDK client with the resolved URL and credential.
+pub fn client(global: &GlobalOpts) -> Result<Client> {
+    let file = ConfigFile::load()?;
+    let profile = file.profile(global.profile.as_deref());
+    let url = global
+        .url
+        .clone()
+        .or_else(|| profile.map(|p| p.url.clone()))
+        .unwrap_or_else(|| DEFAULT_URL.to_owned());
+    let Some(key) = global
+        .api_key
+        .clone()
+        .or_else(|| profile.map(|p| p.api_key.clone()))
+    else {
+        bail!("no credential: run `orch login`, or set ORCH_API_KEY / --api-key");
+    };
+    Ok(Client::new(url)?.with_api_key(key))
+}
