@@ -48,6 +48,22 @@ impl GlobalOpts {
     }
 }
 
+/// `--page` and `--per-page`, shared by every list command.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct PageArgs {
+    #[arg(long, default_value_t = 1)]
+    pub page: u32,
+    /// At most 100.
+    #[arg(long, default_value_t = 20)]
+    pub per_page: u32,
+}
+
+impl PageArgs {
+    pub fn request(self) -> orchestrator_client::api::PageRequest {
+        orchestrator_client::api::PageRequest::new(self.page, self.per_page)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     Table,

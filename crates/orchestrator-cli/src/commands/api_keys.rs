@@ -1,28 +1,20 @@
 //! `orch api-keys list|create|revoke`.
 
-use crate::cli::GlobalOpts;
+use crate::cli::{GlobalOpts, PageArgs};
 use crate::config;
 use crate::output::{self, fields, opt, table};
 use clap::{Args, Subcommand};
-use orchestrator_client::api::{ApiKey, CreateApiKey, PageRequest, Scope, Timestamp};
+use orchestrator_client::api::{ApiKey, CreateApiKey, Scope, Timestamp};
 use uuid::Uuid;
 
 #[derive(Debug, Subcommand)]
 pub enum ApiKeysCommand {
     /// List the tenant's keys, newest first.
-    List(ListArgs),
+    List(PageArgs),
     /// Issue a key; it is printed once.
     Create(CreateArgs),
     /// Revoke a key by id.
     Revoke(RevokeArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    #[arg(long, default_value_t = 1)]
-    pub page: u32,
-    #[arg(long, default_value_t = 20)]
-    pub per_page: u32,
 }
 
 #[derive(Debug, Args)]
@@ -49,10 +41,7 @@ pub async fn run(global: &GlobalOpts, command: ApiKeysCommand) -> anyhow::Result
     let client = config::client(global)?;
     match command {
         ApiKeysCommand::List(args) => {
-            let page = client
-                .api_keys()
-                .list(PageRequest::new(args.page, args.per_page))
-                .await?;
+            let page = client.api_keys().list(args.request()).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&[
                     "id", "name", "scope", "prefix", "created", "expires", "status",

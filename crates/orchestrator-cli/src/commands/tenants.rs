@@ -1,17 +1,17 @@
 //! `orch tenants create|list` (service scope).
 
-use crate::cli::GlobalOpts;
+use crate::cli::{GlobalOpts, PageArgs};
 use crate::config;
 use crate::output::{self, fields, table};
 use clap::{Args, Subcommand};
-use orchestrator_client::api::{CreateTenant, PageRequest};
+use orchestrator_client::api::CreateTenant;
 
 #[derive(Debug, Subcommand)]
 pub enum TenantsCommand {
     /// Create a tenant; its first admin key is printed once.
     Create(CreateArgs),
     /// List tenants.
-    List(ListArgs),
+    List(PageArgs),
 }
 
 #[derive(Debug, Args)]
@@ -22,14 +22,6 @@ pub struct CreateArgs {
     pub slug: Option<String>,
     #[arg(long)]
     pub request_id: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    #[arg(long, default_value_t = 1)]
-    pub page: u32,
-    #[arg(long, default_value_t = 20)]
-    pub per_page: u32,
 }
 
 pub async fn run(global: &GlobalOpts, command: TenantsCommand) -> anyhow::Result<()> {
@@ -57,10 +49,7 @@ pub async fn run(global: &GlobalOpts, command: TenantsCommand) -> anyhow::Result
             }
         }
         TenantsCommand::List(args) => {
-            let page = client
-                .tenants()
-                .list(PageRequest::new(args.page, args.per_page))
-                .await?;
+            let page = client.tenants().list(args.request()).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&["id", "name", "slug", "created"]);
                 for tenant in &page.items {
