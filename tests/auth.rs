@@ -29,18 +29,25 @@ fn cookie_value(header: &str) -> String {
         .to_owned()
 }
 
+/// `POST /auth/token` with `body`; asserts 200.
+async fn exchange(server: &TestServer, body: Value) -> reqwest::Response {
+    let response = server
+        .http()
+        .post(server.at("/api/v1/auth/token"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    response
+}
+
 #[tokio::test]
 async fn token_exchange_sets_three_cookies_and_me_works_by_bearer_and_cookie() {
     let server = TestServer::start().await;
     let http = server.http();
 
-    let response = http
-        .post(server.at("/api/v1/auth/token"))
-        .json(&json!({ "api_key": server.admin_key }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    let response = exchange(&server, json!({ "api_key": server.admin_key })).await;
     let access = set_cookie(&response, "service_access_token").to_owned();
     let refresh = set_cookie(&response, "service_refresh_token").to_owned();
     let csrf = set_cookie(&response, "service_csrf_token").to_owned();
@@ -192,12 +199,7 @@ async fn refresh_rotates_and_reuse_revokes_the_family() {
 async fn cookie_flows_need_the_csrf_header() {
     let server = TestServer::start().await;
     let http = server.http();
-    let login = http
-        .post(server.at("/api/v1/auth/token"))
-        .json(&json!({ "api_key": server.admin_key }))
-        .send()
-        .await
-        .unwrap();
+    let login = exchange(&server, json!({ "api_key": server.admin_key })).await;
     let access = cookie_value(set_cookie(&login, "service_access_token"));
     let refresh = cookie_value(set_cookie(&login, "service_refresh_token"));
     let csrf = cookie_value(set_cookie(&login, "service_csrf_token"));

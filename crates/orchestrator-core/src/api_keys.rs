@@ -11,7 +11,7 @@ use crate::auth::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
-use crate::idempotency::{Begun, Storage};
+use crate::idempotency::{Storage, begin_write};
 use crate::secrets::{random_base62, sha256_hex};
 use crate::store::{Access, on_db};
 use chrono::{DateTime, Utc};
@@ -183,19 +183,7 @@ impl ControlPlane {
         if request.expires_at.is_some_and(|at| at <= Timestamp::now()) {
             return Err(Error::invalid_field("expires_at", "must be in the future"));
         }
-        let mut write = match self
-            .begin_idempotent(
-                caller,
-                "api_keys.create",
-                request.request_id.as_deref(),
-                &request,
-                Storage::Encrypted,
-            )
-            .await?
-        {
-            Begun::Replayed(created) => return Ok(created),
-            Begun::Fresh(write) => write,
-        };
+        let mut write = begin_write!(self, caller, "api_keys.create", request, Storage::Encrypted);
         let generated = generate(request.scope);
         let new = NewKey {
             tenant_id: caller.tenant_id,

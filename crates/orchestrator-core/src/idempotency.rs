@@ -7,8 +7,15 @@
 //! conflict. Results that carry secrets (a freshly issued key) are stored
 //! encrypted.
 //!
-//! Use: `match cp.begin_idempotent(..).await? { Begun::Replayed(r) => return Ok(r),
-//! Begun::Fresh(mut w) => { ...write in w.tx...; w.finish(result).await } }`.
+//! Use [`begin_write!`]: it returns the recorded result from the enclosing
+//! function on a replay, and otherwise gives an [`IdempotentWrite`] whose
+//! `tx` takes the write; `write.finish(result)` records and commits.
+//!
+//! ```ignore
+//! let mut write = begin_write!(self, caller, "api_keys.create", request, Storage::Encrypted);
+//! let row = insert(&mut write.tx, ...).await?;
+//! write.finish(CreatedApiKey { ... }).await
+//! ```
 
 use crate::api::Timestamp;
 use crate::auth::Caller;
@@ -19,6 +26,28 @@ use crate::store::{Access, Tx, is_unique_violation, on_db};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use uuid::Uuid;
+
+/// Opens an idempotent write for `$request` (which has a `request_id:
+/// Option<String>` field), or returns the recorded result from the enclosing
+/// function when the same request was already carried out.
+macro_rules! begin_write {
+    ($control_plane:expr, $caller:expr, $operation:literal, $request:expr, $storage:expr) => {
+        match $control_plane
+            .begin_idempotent(
+                $caller,
+                $operation,
+                $request.request_id.as_deref(),
+                &$request,
+                $storage,
+            )
+            .await?
+        {
+            $crate::idempotency::Begun::Replayed(recorded) => return Ok(recorded),
+            $crate::idempotency::Begun::Fresh(write) => write,
+        }
+    };
+}
+pub(crate) use begin_write;
 
 /// How a recorded result is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

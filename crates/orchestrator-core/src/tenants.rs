@@ -14,7 +14,7 @@ use crate::auth::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
-use crate::idempotency::{Begun, Storage};
+use crate::idempotency::{Storage, begin_write};
 use crate::store::{Access, is_unique_violation, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -73,19 +73,7 @@ impl ControlPlane {
                 Error::invalid_field("slug", "cannot be derived from the name; give one")
             })?,
         };
-        let mut write = match self
-            .begin_idempotent(
-                caller,
-                "tenants.create",
-                request.request_id.as_deref(),
-                &request,
-                Storage::Encrypted,
-            )
-            .await?
-        {
-            Begun::Replayed(created) => return Ok(created),
-            Begun::Fresh(write) => write,
-        };
+        let mut write = begin_write!(self, caller, "tenants.create", request, Storage::Encrypted);
         let id = Uuid::new_v4();
         let inserted = on_db!(&mut write.tx, c => sqlx::query_as::<_, TenantRow>(
             "INSERT INTO tenants (id, name, slug, created_at) VALUES ($1, $2, $3, $4) RETURNING id, name, slug, created_at",

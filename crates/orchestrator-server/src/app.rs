@@ -9,11 +9,13 @@ use crate::response::Body;
 use crate::router::Router;
 use crate::routes::{self, Access, Route};
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::{HeaderMap, HeaderValue, Request, Response, header};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use orchestrator_core::{Caller, ControlPlane, Error};
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 use uuid::Uuid;
@@ -103,7 +105,22 @@ impl App {
             caller,
             request_id: request_id.to_owned(),
         };
-        let reply = (route.handler)(Arc::clone(self), req).await?;
+        // A bug in a handler answers 500 with the envelope instead of
+        // dropping the connection.
+        let reply = match AssertUnwindSafe((route.handler)(Arc::clone(self), req))
+            .catch_unwind()
+            .await
+        {
+            Ok(result) => result?,
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "handler panicked".to_owned());
+                return Err(Error::internal(format!("handler panicked: {message}")).into());
+            }
+        };
         Ok(reply.into_response())
     }
 
