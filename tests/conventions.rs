@@ -573,3 +573,37 @@ async fn shutdown_lets_in_flight_requests_finish() {
         "the server has stopped"
     );
 }
+
+#[tokio::test]
+async fn the_retention_sweep_forgets_old_request_ids_and_dead_sessions() {
+    let server = TestServer::start().await;
+    let mut request = agent_key("swept");
+    request.request_id = Some("sweep-me".into());
+    let first = server.admin().api_keys().create(&request).await.unwrap();
+
+    // Within retention nothing goes; with a zero retention the record goes.
+    let core = server.handle().control_plane();
+    let kept = core
+        .purge_expired(orchestrator_core::maintenance::IDEMPOTENCY_RETENTION)
+        .await
+        .unwrap();
+    assert_eq!(kept.idempotency_records, 0);
+    assert_eq!(
+        server
+            .admin()
+            .api_keys()
+            .create(&request)
+            .await
+            .unwrap()
+            .key
+            .id,
+        first.key.id
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let purged = core.purge_expired(std::time::Duration::ZERO).await.unwrap();
+    assert_eq!(purged.idempotency_records, 1);
+
+    // Once forgotten, the same request_id is a new write.
+    let again = server.admin().api_keys().create(&request).await.unwrap();
+    assert_ne!(again.key.id, first.key.id);
+}

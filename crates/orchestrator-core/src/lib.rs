@@ -13,7 +13,8 @@
 //! - one module per resource ([`auth`], [`api_keys`], [`tenants`], [`events`]),
 //!   each holding its service, its rows and its rules;
 //! - [`idempotency`]: the `request_id` replay mechanism every mutating write uses;
-//! - [`secrets`]: the master key, token signing and encryption at rest.
+//! - [`secrets`]: the master key, token signing and encryption at rest;
+//! - [`maintenance`]: retention sweeps (idempotency records, dead sessions).
 //!
 //! Without the `store` feature only [`api`] is built; that is what the SDK uses.
 
@@ -33,6 +34,8 @@ pub mod error;
 pub mod events;
 #[cfg(feature = "store")]
 pub mod idempotency;
+#[cfg(feature = "store")]
+pub mod maintenance;
 #[cfg(feature = "store")]
 pub mod secrets;
 #[cfg(feature = "store")]

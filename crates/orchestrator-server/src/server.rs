@@ -89,7 +89,13 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
     })?;
     let app = Arc::new(App::new(core.clone(), config.rate_limit_per_minute));
     let (stop, stopped) = watch::channel(false);
-    let task = tokio::spawn(accept_loop(listener, app, stopped, config.shutdown_grace));
+    let task = tokio::spawn(accept_loop(
+        listener,
+        app,
+        stopped.clone(),
+        config.shutdown_grace,
+    ));
+    tokio::spawn(maintenance_loop(core.clone(), stopped));
     tracing::info!(%addr, database = core.store().dialect().as_str(), "orch control plane listening");
     Ok(ServerHandle {
         addr,
@@ -156,6 +162,25 @@ async fn accept_loop(
     tokio::select! {
         _ = graceful.shutdown() => {}
         _ = tokio::time::sleep(grace) => tracing::warn!("grace period over; dropping remaining connections"),
+    }
+}
+
+/// Runs the retention sweep every hour (the first one a minute after start).
+async fn maintenance_loop(core: ControlPlane, mut stopped: watch::Receiver<bool>) {
+    let mut next = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            _ = stopped.changed() => return,
+        }
+        match core
+            .purge_expired(orchestrator_core::maintenance::IDEMPOTENCY_RETENTION)
+            .await
+        {
+            Ok(purged) => tracing::debug!(?purged, "retention sweep"),
+            Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
+        }
+        next = tokio::time::Instant::now() + Duration::from_secs(3600);
     }
 }
 

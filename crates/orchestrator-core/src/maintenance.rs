@@ -1,0 +1,53 @@
+//! Housekeeping that keeps tables from growing without bound: idempotency
+//! records past their retention, and refresh sessions that can no longer be
+//! used. The server runs [`ControlPlane::purge_expired`] periodically;
+//! embedding programs may call it themselves.
+
+use crate::api::Timestamp;
+use crate::control_plane::ControlPlane;
+use crate::error::Result;
+use crate::store::on_db;
+use std::time::Duration;
+
+/// How long a `request_id` can be replayed (a day, like most payment APIs).
+pub const IDEMPOTENCY_RETENTION: Duration = Duration::from_secs(24 * 3600);
+/// How long a dead refresh session is kept after it expired or was revoked,
+/// so reuse of a rotated token is still recognised for a while.
+pub const SESSION_RETENTION: Duration = Duration::from_secs(24 * 3600);
+
+/// What one purge removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Purged {
+    pub idempotency_records: u64,
+    pub refresh_sessions: u64,
+}
+
+impl ControlPlane {
+    /// Deletes idempotency records older than `idempotency_retention` and
+    /// refresh sessions expired or revoked more than [`SESSION_RETENTION`] ago.
+    pub async fn purge_expired(&self, idempotency_retention: Duration) -> Result<Purged> {
+        let now = Timestamp::now().as_datetime();
+        let records_before = now
+            - chrono::Duration::from_std(idempotency_retention).unwrap_or(chrono::Duration::MAX);
+        let sessions_before =
+            now - chrono::Duration::from_std(SESSION_RETENTION).unwrap_or(chrono::Duration::MAX);
+        let mut tx = self.store().begin().await?;
+        let idempotency_records = on_db!(&mut tx, c => sqlx::query("DELETE FROM idempotency_records WHERE created_at < $1")
+            .bind(records_before)
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected()))?;
+        let refresh_sessions = on_db!(&mut tx, c => sqlx::query(
+            "DELETE FROM refresh_sessions WHERE expires_at < $1 OR revoked_at < $1",
+        )
+        .bind(sessions_before)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
+        tx.commit().await?;
+        Ok(Purged {
+            idempotency_records,
+            refresh_sessions,
+        })
+    }
+}
