@@ -607,3 +607,61 @@ async fn the_retention_sweep_forgets_old_request_ids_and_dead_sessions() {
     let again = server.admin().api_keys().create(&request).await.unwrap();
     assert_ne!(again.key.id, first.key.id);
 }
+
+#[tokio::test]
+async fn replicas_on_one_database_share_keys_tokens_and_revocations() {
+    let first = TestServer::start().await;
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), first.database_url());
+    config.core.max_connections = 5;
+    config.rate_limit_per_minute = 0;
+    let second = orchestrator_server::start(config).await.unwrap();
+    assert!(
+        second.generated_keys().is_empty(),
+        "a second replica generates no bootstrap keys"
+    );
+    let on_second = |credential: &str| {
+        orchestrator_client::Client::new(format!("http://{}", second.local_addr()))
+            .unwrap()
+            .with_api_key(credential)
+    };
+
+    // A token signed by one replica is accepted by the other.
+    let session = first
+        .anonymous()
+        .auth()
+        .token(&first.admin_key, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        on_second(&session.token).auth().me().await.unwrap().scope,
+        Scope::Admin
+    );
+
+    // A key issued on one works on the other; revoked on one, it stops on the
+    // other within the credential cache's lifetime (2 s).
+    let created = first
+        .admin()
+        .api_keys()
+        .create(&agent_key("shared"))
+        .await
+        .unwrap();
+    let agent = on_second(&created.api_key);
+    assert!(agent.auth().me().await.is_ok());
+    first
+        .admin()
+        .api_keys()
+        .revoke(created.key.id)
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        match agent.auth().me().await {
+            Err(e) if e.status() == Some(401) => break,
+            Ok(_) if std::time::Instant::now() < deadline => {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await
+            }
+            other => panic!("revocation did not reach the other replica: {other:?}"),
+        }
+    }
+    second.shutdown().await;
+}
