@@ -13,6 +13,7 @@
 //! `ORCH_TEST_DATABASE_URL=postgres://... cargo nextest run` (PostgreSQL).
 
 use orchestrator_client::Client;
+use orchestrator_client::api::{CreateApiKey, Scope};
 use orchestrator_server::{ServerConfig, ServerHandle};
 use sqlx::Connection;
 use std::path::Path;
@@ -50,6 +51,18 @@ fn postgres_base_url() -> Option<String> {
     std::env::var(TEST_DATABASE_ENV)
         .ok()
         .filter(|url| url.starts_with("postgres"))
+}
+
+/// A key-creation request of `scope` named `name`, with no expiry or owner.
+pub fn key_request(scope: Scope, name: &str) -> CreateApiKey {
+    CreateApiKey {
+        name: Some(name.into()),
+        scope,
+        expires_at: None,
+        owner_type: None,
+        owner_id: None,
+        request_id: None,
+    }
 }
 
 /// A valid, random bootstrap key of `scope`.
@@ -128,6 +141,15 @@ impl TestServer {
         Client::new(&self.url)
             .expect("client")
             .with_api_key(credential)
+    }
+
+    /// A session from exchanging the admin key (access, refresh and CSRF tokens).
+    pub async fn admin_session(&self) -> orchestrator_client::Session {
+        self.anonymous()
+            .auth()
+            .token(&self.admin_key, true)
+            .await
+            .expect("admin token exchange")
     }
 
     /// An SDK client with no credential.

@@ -2,7 +2,7 @@
 //! rotation and reuse detection, CSRF, logout, and credential failures.
 
 use orchestrator_client::api::{CreateApiKey, ErrorCode, Scope, Timestamp};
-use orchestrator_tests::TestServer;
+use orchestrator_tests::{TestServer, key_request};
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, COOKIE, SET_COOKIE};
 use serde_json::{Value, json};
@@ -281,12 +281,7 @@ async fn cookie_flows_need_the_csrf_header() {
 async fn logout_is_idempotent_clears_cookies_and_kills_the_session() {
     let server = TestServer::start().await;
     let http = server.http();
-    let session = server
-        .anonymous()
-        .auth()
-        .token(&server.admin_key, true)
-        .await
-        .unwrap();
+    let session = server.admin_session().await;
     let refresh = session.refresh_token.unwrap();
 
     for round in 0..2 {
@@ -376,14 +371,7 @@ async fn missing_bad_revoked_and_expired_credentials_are_401() {
     let created = server
         .admin()
         .api_keys()
-        .create(&CreateApiKey {
-            name: Some("short-lived".into()),
-            scope: Scope::Agent,
-            expires_at: None,
-            owner_type: None,
-            owner_id: None,
-            request_id: None,
-        })
+        .create(&key_request(Scope::Agent, "short-lived"))
         .await
         .unwrap();
     let agent = server.client(&created.api_key);
@@ -427,12 +415,8 @@ async fn missing_bad_revoked_and_expired_credentials_are_401() {
         .admin()
         .api_keys()
         .create(&CreateApiKey {
-            name: Some("expiring".into()),
-            scope: Scope::Agent,
             expires_at: Some(Timestamp::now().plus(std::time::Duration::from_millis(1500))),
-            owner_type: None,
-            owner_id: None,
-            request_id: None,
+            ..key_request(Scope::Agent, "expiring")
         })
         .await
         .unwrap();
@@ -456,14 +440,7 @@ async fn scopes_are_ranked_and_enforced() {
     let agent = server
         .admin()
         .api_keys()
-        .create(&CreateApiKey {
-            name: None,
-            scope: Scope::Agent,
-            expires_at: None,
-            owner_type: None,
-            owner_id: None,
-            request_id: None,
-        })
+        .create(&key_request(Scope::Agent, "agent key"))
         .await
         .unwrap();
     let agent = server.client(&agent.api_key);
@@ -501,14 +478,7 @@ async fn scopes_are_ranked_and_enforced() {
     let escalation = server
         .admin()
         .api_keys()
-        .create(&CreateApiKey {
-            name: None,
-            scope: Scope::Service,
-            expires_at: None,
-            owner_type: None,
-            owner_id: None,
-            request_id: None,
-        })
+        .create(&key_request(Scope::Service, "service key"))
         .await
         .unwrap_err();
     assert_eq!(escalation.status(), Some(403));

@@ -4,20 +4,13 @@
 
 use orchestrator_client::api::{CreateApiKey, CreateTenant, ErrorCode, PageRequest, Scope};
 use orchestrator_server::ServerConfig;
-use orchestrator_tests::TestServer;
+use orchestrator_tests::{TestServer, key_request};
 use reqwest::StatusCode;
 use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
 
 fn agent_key(name: &str) -> CreateApiKey {
-    CreateApiKey {
-        name: Some(name.into()),
-        scope: Scope::Agent,
-        expires_at: None,
-        owner_type: None,
-        owner_id: None,
-        request_id: None,
-    }
+    key_request(Scope::Agent, name)
 }
 
 async fn post(server: &TestServer, path: &str, key: &str, body: &str) -> (StatusCode, Value) {
@@ -626,12 +619,7 @@ async fn replicas_on_one_database_share_keys_tokens_and_revocations() {
     };
 
     // A token signed by one replica is accepted by the other.
-    let session = first
-        .anonymous()
-        .auth()
-        .token(&first.admin_key, true)
-        .await
-        .unwrap();
+    let session = first.admin_session().await;
     assert_eq!(
         on_second(&session.token).auth().me().await.unwrap().scope,
         Scope::Admin
