@@ -21,7 +21,9 @@ mod auth;
 mod client;
 mod error;
 mod health;
+mod playbooks;
 mod tenants;
+mod workspaces;
 
 pub use api_keys::ApiKeys;
 pub use auth::{Auth, Session};
@@ -29,4 +31,6 @@ pub use client::{Client, ClientBuilder, install_crypto_provider};
 pub use error::{Error, Result};
 pub use health::Health;
 pub use orchestrator_core::api;
+pub use playbooks::Playbooks;
 pub use tenants::Tenants;
+pub use workspaces::Workspaces;

@@ -37,11 +37,15 @@ pub mod idempotency;
 #[cfg(feature = "store")]
 pub mod maintenance;
 #[cfg(feature = "store")]
+pub mod playbooks;
+#[cfg(feature = "store")]
 pub mod secrets;
 #[cfg(feature = "store")]
 pub mod store;
 #[cfg(feature = "store")]
 pub mod tenants;
+#[cfg(feature = "store")]
+pub mod workspaces;
 
 #[cfg(feature = "store")]
 pub use {

@@ -18,8 +18,10 @@ pub mod envelope;
 pub mod error;
 pub mod events;
 pub mod pagination;
+pub mod playbooks;
 pub mod tenants;
 mod time;
+pub mod workspaces;
 
 pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
 pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
