@@ -18,6 +18,7 @@
 
 mod api_keys;
 mod auth;
+mod catalog;
 mod client;
 mod error;
 mod health;
@@ -27,10 +28,11 @@ mod workspaces;
 
 pub use api_keys::ApiKeys;
 pub use auth::{Auth, Session};
+pub use catalog::Catalog;
 pub use client::{Client, ClientBuilder, install_crypto_provider};
 pub use error::{Error, Result};
 pub use health::Health;
 pub use orchestrator_core::api;
 pub use playbooks::Playbooks;
 pub use tenants::Tenants;
-pub use workspaces::Workspaces;
+pub use workspaces::{Downloaded, Workspaces};

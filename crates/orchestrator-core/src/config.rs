@@ -21,6 +21,9 @@ pub struct CoreConfig {
     pub refresh_token_ttl: Duration,
     /// How long a credential check may be served from memory.
     pub credential_cache_ttl: Duration,
+    /// A directory that replaces the bundled community catalog
+    /// (`ORCH_CATALOG_DIR`); see [`crate::catalog`] for its layout.
+    pub catalog_dir: Option<std::path::PathBuf>,
 }
 
 impl CoreConfig {
@@ -35,6 +38,7 @@ impl CoreConfig {
             access_token_ttl: Duration::from_secs(3600),
             refresh_token_ttl: Duration::from_secs(7 * 24 * 3600),
             credential_cache_ttl: Duration::from_secs(2),
+            catalog_dir: None,
         }
     }
 }

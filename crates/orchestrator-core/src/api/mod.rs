@@ -14,6 +14,7 @@
 
 pub mod api_keys;
 pub mod auth;
+pub mod catalog;
 pub mod envelope;
 pub mod error;
 pub mod events;
