@@ -1,6 +1,8 @@
 //! The command line: global options and one subcommand per resource.
 
-use crate::commands::{api_keys, completions, login, serve, tenants};
+use crate::commands::{
+    api_keys, catalog, completions, login, playbooks, serve, tenants, workspaces,
+};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -86,4 +88,22 @@ pub enum Command {
     Tenants(tenants::TenantsCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Manage playbooks (revisioned process definitions).
+    #[command(subcommand)]
+    Playbooks(playbooks::PlaybooksCommand),
+    /// Manage workspaces, their memory, spec, files and artifacts.
+    #[command(subcommand)]
+    Workspaces(workspaces::WorkspacesCommand),
+    /// Browse and import the community playbook catalog (admin).
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCommand),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

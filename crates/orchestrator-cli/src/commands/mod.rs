@@ -1,10 +1,13 @@
 //! One module per resource; each verb has its own clap `Args`.
 
 pub mod api_keys;
+pub mod catalog;
 pub mod completions;
 pub mod login;
+pub mod playbooks;
 pub mod serve;
 pub mod tenants;
+pub mod workspaces;
 
 use crate::cli::{Cli, Command};
 use crate::config;
@@ -31,5 +34,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ApiKeys(command) => api_keys::run(&global, command).await,
         Command::Tenants(command) => tenants::run(&global, command).await,
         Command::Completions(args) => completions::run(args),
+        Command::Playbooks(command) => playbooks::run(&global, command).await,
+        Command::Workspaces(command) => workspaces::run(&global, command).await,
+        Command::Catalog(command) => catalog::run(&global, command).await,
     }
 }
