@@ -974,3 +974,104 @@ async fn upload_bodies_over_16_mib_are_refused() {
     let value: Value = response.json().await.unwrap();
     assert_eq!(value["error"]["code"], "PAYLOAD_TOO_LARGE");
 }
+
+#[tokio::test]
+async fn other_tenants_see_nothing_and_request_ids_replay() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let ws = admin
+        .workspaces()
+        .create(&CreateWorkspace {
+            request_id: Some("ws-1".into()),
+            ..workspace("Mine")
+        })
+        .await
+        .unwrap();
+    let replay = admin
+        .workspaces()
+        .create(&CreateWorkspace {
+            request_id: Some("ws-1".into()),
+            ..workspace("Mine")
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        replay.id, ws.id,
+        "the same request_id answers the same workspace"
+    );
+    let file = admin
+        .workspaces()
+        .upload_file(ws.id, &item("a.txt", b"secret"))
+        .await
+        .unwrap();
+    let artifact = admin
+        .workspaces()
+        .upload_artifact(
+            ws.id,
+            &UploadArtifact {
+                file_name: "r.txt".into(),
+                content_base64: STANDARD.encode(b"r"),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+
+    let other = server
+        .service()
+        .tenants()
+        .create(&orchestrator_client::api::CreateTenant {
+            name: "Other".into(),
+            slug: None,
+            request_id: None,
+        })
+        .await
+        .unwrap();
+    let stranger = server.client(&other.admin_key.api_key);
+    assert_eq!(
+        stranger.workspaces().get(ws.id).await.unwrap_err().status(),
+        Some(404)
+    );
+    assert_eq!(
+        stranger
+            .workspaces()
+            .download_file(ws.id, file.id)
+            .await
+            .unwrap_err()
+            .status(),
+        Some(404)
+    );
+    assert_eq!(
+        stranger
+            .workspaces()
+            .download_artifact(artifact.id)
+            .await
+            .unwrap_err()
+            .status(),
+        Some(404)
+    );
+    assert_eq!(
+        stranger
+            .workspaces()
+            .artifacts(ws.id, &ArtifactFilter::default(), PageRequest::default())
+            .await
+            .unwrap_err()
+            .status(),
+        Some(404)
+    );
+    assert_eq!(
+        stranger
+            .workspaces()
+            .list(&WorkspaceFilter::default(), PageRequest::default())
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+    // The same slug is free in another tenant.
+    stranger
+        .workspaces()
+        .create(&workspace("Mine"))
+        .await
+        .unwrap();
+}

@@ -63,6 +63,9 @@ async fn ls_remote(url: &str, token: Option<&str>) -> std::result::Result<Refs, 
             "GIT_SSH_COMMAND",
             "ssh -o BatchMode=yes -o ConnectTimeout=10",
         )
+        // Helpers (git-remote-https) give up on a stalled transfer themselves.
+        .env("GIT_HTTP_LOW_SPEED_LIMIT", "1")
+        .env("GIT_HTTP_LOW_SPEED_TIME", GIT_TIMEOUT.as_secs().to_string())
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_KEY_0", "credential.helper")
