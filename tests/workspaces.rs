@@ -1075,3 +1075,73 @@ async fn other_tenants_see_nothing_and_request_ids_replay() {
         .await
         .unwrap();
 }
+
+#[tokio::test]
+async fn the_git_token_travels_in_a_header_not_the_url() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let ws = admin
+        .workspaces()
+        .create(&workspace("Header"))
+        .await
+        .unwrap();
+    // A fake smart-HTTP server that records the first request and refuses it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let recorded = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buffer = vec![0u8; 8192];
+        let mut request = Vec::new();
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = socket.read(&mut buffer).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            request.extend_from_slice(&buffer[..n]);
+        }
+        socket
+            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        String::from_utf8_lossy(&request).into_owned()
+    });
+    let error = admin
+        .workspaces()
+        .verify_git_access(
+            ws.id,
+            &VerifyGitAccess {
+                repository_url: format!("http://127.0.0.1:{port}/team/repo.git"),
+                default_branch: None,
+                git_token_mode: GitTokenMode::Replace,
+                git_token: Some("tok-in-header".into()),
+                request_id: None,
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code(), Some(ErrorCode::VerificationFailed));
+    let request = recorded.await.unwrap();
+    let request_line = request.lines().next().unwrap();
+    assert!(
+        request_line.starts_with("GET /team/repo.git/info/refs?service=git-upload-pack"),
+        "{request_line}"
+    );
+    assert!(!request_line.contains("tok-in-header"));
+    let expected = format!("Basic {}", STANDARD.encode("x-access-token:tok-in-header"));
+    assert!(
+        request
+            .lines()
+            .any(|l| l.to_ascii_lowercase().starts_with("authorization:") && l.contains(&expected)),
+        "{request}"
+    );
+    assert!(
+        !admin
+            .workspaces()
+            .get(ws.id)
+            .await
+            .unwrap()
+            .git_token_configured,
+        "a failed check stores no token"
+    );
+}
