@@ -21,6 +21,8 @@ pub struct CoreConfig {
     pub refresh_token_ttl: Duration,
     /// How long a credential check may be served from memory.
     pub credential_cache_ttl: Duration,
+    /// How often an idle stream sends a heartbeat (default 15 s).
+    pub stream_heartbeat: Duration,
 }
 
 impl CoreConfig {
@@ -35,6 +37,7 @@ impl CoreConfig {
             access_token_ttl: Duration::from_secs(3600),
             refresh_token_ttl: Duration::from_secs(7 * 24 * 3600),
             credential_cache_ttl: Duration::from_secs(2),
+            stream_heartbeat: Duration::from_secs(15),
         }
     }
 }

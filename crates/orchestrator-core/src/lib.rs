@@ -35,6 +35,8 @@ pub mod events;
 #[cfg(feature = "store")]
 pub mod idempotency;
 #[cfg(feature = "store")]
+pub mod logs;
+#[cfg(feature = "store")]
 pub mod maintenance;
 #[cfg(feature = "store")]
 pub mod secrets;
