@@ -29,6 +29,22 @@ pub(crate) struct Reply {
     status: StatusCode,
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Option<Vec<u8>>,
+    /// A streamed body (SSE, downloads); wins over `body`.
+    stream: Option<Body>,
+}
+
+#[derive(Serialize)]
+struct DataMetaOut<'a, T, M> {
+    data: &'a T,
+    meta: MetaWithExtra<'a, M>,
+}
+
+#[derive(Serialize)]
+struct MetaWithExtra<'a, M> {
+    #[serde(flatten)]
+    extra: &'a M,
+    request_id: &'a str,
+    timestamp: Timestamp,
 }
 
 #[derive(Serialize)]
@@ -65,6 +81,40 @@ impl Reply {
         Self::json(status, serde_json::to_vec(&out))
     }
 
+    /// `{data, meta}` where `meta` carries route-specific fields (cursors)
+    /// beside `request_id` and `timestamp`.
+    pub(crate) fn data_with_meta<T: Serialize, M: Serialize>(
+        request_id: &str,
+        data: &T,
+        extra: &M,
+    ) -> Self {
+        let out = DataMetaOut {
+            data,
+            meta: MetaWithExtra {
+                extra,
+                request_id,
+                timestamp: Timestamp::now(),
+            },
+        };
+        Self::json(StatusCode::OK, serde_json::to_vec(&out))
+    }
+
+    /// A JSON body exactly as given (the contract's plain error objects, such
+    /// as `{"error": "Not found"}`).
+    pub(crate) fn plain<T: Serialize>(status: StatusCode, body: &T) -> Self {
+        Self::json(status, serde_json::to_vec(body))
+    }
+
+    /// A streamed `200` body with its content type and extra headers.
+    pub(crate) fn stream(content_type: &'static str, body: Body) -> Self {
+        Self {
+            status: StatusCode::OK,
+            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body: None,
+            stream: Some(body),
+        }
+    }
+
     pub(crate) fn page<T: Serialize>(request_id: &str, page: &Page<T>) -> Self {
         let out = ListOut {
             data: &page.items,
@@ -87,6 +137,7 @@ impl Reply {
             status: StatusCode::NO_CONTENT,
             headers: Vec::new(),
             body: None,
+            stream: None,
         }
     }
 
@@ -99,6 +150,7 @@ impl Reply {
                     HeaderValue::from_static("application/json"),
                 )],
                 body: Some(bytes),
+                stream: None,
             },
             // Our own records always serialize; if one ever does not, say so
             // rather than send half a body.
@@ -114,6 +166,7 @@ impl Reply {
                         br#"{"error":{"code":"INTERNAL_ERROR","message":"internal error"}}"#
                             .to_vec(),
                     ),
+                    stream: None,
                 }
             }
         }
@@ -126,9 +179,10 @@ impl Reply {
     }
 
     pub(crate) fn into_response(self) -> Response<Body> {
-        let mut response = Response::new(match self.body {
-            Some(bytes) => full(bytes),
-            None => empty(),
+        let mut response = Response::new(match (self.stream, self.body) {
+            (Some(stream), _) => stream,
+            (None, Some(bytes)) => full(bytes),
+            (None, None) => empty(),
         });
         *response.status_mut() = self.status;
         for (name, value) in self.headers {
