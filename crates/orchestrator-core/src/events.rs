@@ -139,9 +139,12 @@ impl crate::control_plane::ControlPlane {
                 ));
             }
         };
-        let from = self.event_start(caller, filter.after.unwrap_or(0)).await?;
+        let from = EventKey {
+            txid: 0,
+            id: filter.after.unwrap_or(0).max(0),
+        };
         let mut items = self
-            .read_events_forward(caller, &filter, from, limit + 1)
+            .read_events(caller, &filter, from, limit + 1, false)
             .await?;
         let has_more = items.len() > limit as usize;
         items.truncate(limit as usize);
@@ -202,7 +205,7 @@ impl crate::control_plane::ControlPlane {
     }
 
     /// Up to `limit` events after `from` matching `filter` (its `after` and
-    /// `limit` are ignored), in read order.
+    /// `limit` are ignored), in the streams' read order (see [`EventKey`]).
     pub async fn read_events_forward(
         &self,
         caller: &Caller,
@@ -210,8 +213,31 @@ impl crate::control_plane::ControlPlane {
         from: EventKey,
         limit: u32,
     ) -> Result<Vec<(EventKey, Event)>> {
-        let dialect = self.store().dialect();
-        let mut sql = String::from(match dialect {
+        self.read_events(caller, filter, from, limit, true).await
+    }
+
+    /// `safe`: the streams' order and high-water mark; otherwise plain id
+    /// order over every committed event (`GET /events`, which answers what
+    /// is committed now; followers that must never miss an event use the
+    /// stream).
+    async fn read_events(
+        &self,
+        caller: &Caller,
+        filter: &crate::api::EventFilter,
+        from: EventKey,
+        limit: u32,
+        safe: bool,
+    ) -> Result<Vec<(EventKey, Event)>> {
+        let keyed = safe && self.store().dialect() == crate::store::Dialect::Postgres;
+        let dialect = if keyed {
+            crate::store::Dialect::Postgres
+        } else {
+            crate::store::Dialect::Sqlite
+        };
+        let mut sql = String::from(match self.store().dialect() {
+            crate::store::Dialect::Postgres if !keyed => {
+                "SELECT txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1"
+            }
             crate::store::Dialect::Sqlite => {
                 "SELECT 0 AS txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1"
             }
