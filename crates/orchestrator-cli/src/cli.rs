@@ -1,6 +1,6 @@
 //! The command line: global options and one subcommand per resource.
 
-use crate::commands::{api_keys, completions, login, serve, tenants};
+use crate::commands::{api_keys, completions, events, login, logs, serve, tenants};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -86,4 +86,10 @@ pub enum Command {
     Tenants(tenants::TenantsCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Read, follow, export and count log rows.
+    #[command(subcommand)]
+    Logs(logs::LogsCommand),
+    /// List or follow entity events.
+    #[command(subcommand)]
+    Events(events::EventsCommand),
 }

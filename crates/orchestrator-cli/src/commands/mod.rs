@@ -2,7 +2,9 @@
 
 pub mod api_keys;
 pub mod completions;
+pub mod events;
 pub mod login;
+pub mod logs;
 pub mod serve;
 pub mod tenants;
 
@@ -31,5 +33,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ApiKeys(command) => api_keys::run(&global, command).await,
         Command::Tenants(command) => tenants::run(&global, command).await,
         Command::Completions(args) => completions::run(args),
+        Command::Logs(command) => logs::run(&global, command).await,
+        Command::Events(command) => events::run(&global, command).await,
     }
 }
