@@ -12,7 +12,7 @@
 //! single writer makes ids commit in order. On PostgreSQL identity values
 //! commit out of order, so the key is `(txid, id)`, where `txid` is the
 //! writing transaction's id, and readers that follow the log forwards
-//! (streams, ascending exports) only read rows with
+//! (streams) only read rows with
 //! `txid < pg_snapshot_xmin(pg_current_snapshot())`: those transactions have
 //! all finished, and any later write gets a larger txid, so nothing can ever
 //! appear behind a reader's position. (A transaction held open anywhere in the
@@ -89,8 +89,11 @@ impl LogKey {
 /// Which way a read walks the keyset order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
-    /// Oldest first; on PostgreSQL only rows below the safe high-water mark.
+    /// Oldest first; on PostgreSQL only rows below the safe high-water mark
+    /// (for followers, which must never miss a row).
     Forward,
+    /// Oldest first over every committed row (one-shot reads: exports).
+    ForwardCommitted,
     /// Newest first.
     Backward,
 }
@@ -613,7 +616,7 @@ async fn read_rows(
     };
     push_filter(&mut sql, dialect, tenant_id, filter);
     let (cmp, order) = match direction {
-        Direction::Forward => (">", "ASC"),
+        Direction::Forward | Direction::ForwardCommitted => (">", "ASC"),
         Direction::Backward => ("<", "DESC"),
     };
     if let Some(from) = from {
@@ -669,8 +672,9 @@ async fn key_of_row(
     })
 }
 
-/// The newest key visible to forward readers now (where a live stream
-/// without a resume point starts).
+/// The newest committed key now: where a live stream without a resume point
+/// starts ("rows committed from now on"; rows of transactions that were
+/// already running and commit later with a smaller txid are not part of it).
 async fn head_key(access: &mut impl Access, tenant_id: Uuid) -> Result<LogKey> {
     let found: Option<(i64, i64)> = on_db!(access, c => sqlite: sqlx::query_as(
         "SELECT 0, id FROM logs WHERE tenant_id = $1 ORDER BY id DESC LIMIT 1"
@@ -680,7 +684,6 @@ async fn head_key(access: &mut impl Access, tenant_id: Uuid) -> Result<LogKey> {
     .await,
     postgres: sqlx::query_as(
         "SELECT txid, id FROM logs WHERE tenant_id = $1 \
-         AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint \
          ORDER BY txid DESC, id DESC LIMIT 1"
     )
     .bind(tenant_id)
@@ -837,12 +840,14 @@ impl ControlPlane {
             .collect()
     }
 
-    /// Backward read for descending exports (`from` `None` = newest).
-    pub async fn read_logs_backward(
+    /// Read for exports: every committed row after `from` (`None` = from
+    /// the start) in `direction` (`ForwardCommitted` or `Backward`).
+    pub async fn read_logs_page(
         &self,
         caller: &Caller,
         filter: &ResolvedFilter,
         from: Option<LogKey>,
+        direction: Direction,
         limit: u32,
     ) -> Result<Vec<(LogKey, LogRow)>> {
         let mut conn = self.store().read().await?;
@@ -852,7 +857,7 @@ impl ControlPlane {
             caller.tenant_id,
             filter,
             from,
-            Direction::Backward,
+            direction,
             i64::from(limit),
         )
         .await?;

@@ -11,7 +11,7 @@ use orchestrator_core::api::logs::{DEFAULT_LOG_PAGE, MAX_LOG_PAGE};
 use orchestrator_core::api::{
     ExportFormat, IngestLogs, LogDetail, LogFilter, LogGroupBy, LogRow, SortOrder, Timestamp,
 };
-use orchestrator_core::logs::{LogKey, ResolvedFilter, StreamStart};
+use orchestrator_core::logs::{Direction, LogKey, ResolvedFilter, StreamStart};
 use orchestrator_core::store::{Dialect, Topic};
 use orchestrator_core::{Caller, ControlPlane, Error};
 use serde_json::json;
@@ -276,8 +276,11 @@ async fn export_rows(
     mut sender: Sender,
 ) {
     let mut first = true;
-    let mut forward_key = LogKey { txid: 0, id: 0 };
-    let mut backward_key: Option<LogKey> = None;
+    let mut key: Option<LogKey> = None;
+    let direction = match order {
+        SortOrder::Asc => Direction::ForwardCommitted,
+        SortOrder::Desc => Direction::Backward,
+    };
     let opening = match format {
         ExportFormat::Json => b"[".to_vec(),
         ExportFormat::Csv => {
@@ -290,16 +293,9 @@ async fn export_rows(
         return;
     }
     loop {
-        let rows = match order {
-            SortOrder::Asc => {
-                core.read_logs_forward(&caller, &filter, forward_key, EXPORT_PAGE, LogDetail::Full)
-                    .await
-            }
-            SortOrder::Desc => {
-                core.read_logs_backward(&caller, &filter, backward_key, EXPORT_PAGE)
-                    .await
-            }
-        };
+        let rows = core
+            .read_logs_page(&caller, &filter, key, direction, EXPORT_PAGE)
+            .await;
         let rows = match rows {
             Ok(rows) => rows,
             Err(e) => {
@@ -335,9 +331,8 @@ async fn export_rows(
                 chunk = writer.into_inner().unwrap_or_default();
             }
         }
-        if let Some((key, _)) = rows.last() {
-            forward_key = *key;
-            backward_key = Some(*key);
+        if let Some((last, _)) = rows.last() {
+            key = Some(*last);
         }
         if !chunk.is_empty() && !sender.send(chunk).await {
             return;
