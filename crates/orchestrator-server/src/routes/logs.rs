@@ -102,7 +102,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         StreamStart::Now
     };
     let key = app.core.log_stream_start(&caller, &filter, start).await?;
-    let (sender, body) = sse::sse_channel();
+    let (sender, body) = sse::sse_channel(app.core.config().stream_slow_consumer_timeout);
     tokio::spawn(follow_logs(
         app.core.clone(),
         caller,
@@ -206,7 +206,7 @@ pub(crate) async fn export(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     };
     let date = Timestamp::now().as_datetime().format("%Y-%m-%d");
     let disposition = format!("attachment; filename=logs-{date}.{ext}");
-    let (sender, body) = sse::channel(4);
+    let (sender, body) = sse::channel(4, app.core.config().stream_slow_consumer_timeout);
     tokio::spawn(export_rows(
         app.core.clone(),
         caller,
