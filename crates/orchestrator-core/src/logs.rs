@@ -510,16 +510,20 @@ fn prepare(index: usize, entry: NewLogEntry, issues: &mut crate::api::Issues) ->
             issue(field, "must be at most 1000 characters");
         }
     }
+    let mut entry = entry;
     PreparedLog {
         source: entry.source.unwrap_or(LogSource::Runtime),
         level: entry.level.unwrap_or(LogLevel::Info),
-        payload: entry.payload.clone().unwrap_or_else(|| json!({})),
+        payload: entry.payload.take().unwrap_or_else(|| json!({})),
         entry,
     }
 }
 
-/// Inserts rows with multi-row INSERTs in `tx` (the whole batch in one
-/// statement: 1,000 rows x 29 columns stays under both drivers' bind limits).
+/// Inserts rows in `tx`: on SQLite one multi-row INSERT per batch with
+/// positional `?` parameters (1,000 rows x 29 columns stays under SQLite's
+/// 32,766; numbered `$n` names would make every bind a linear name lookup),
+/// on PostgreSQL one `INSERT ... SELECT FROM UNNEST(<one array per column>)`,
+/// which costs one small statement however large the batch.
 async fn insert_rows(
     tx: &mut Tx,
     caller: Option<&Caller>,
@@ -534,24 +538,23 @@ async fn insert_rows(
         ),
         None => (None, None),
     };
+    let actor_type = |e: &NewLogEntry| e.actor_type.clone().or_else(|| default_actor_type.clone());
+    let actor_id = |e: &NewLogEntry| e.actor_id.clone().or_else(|| default_actor_id.clone());
     let mut inserted = 0;
     for chunk in rows.chunks(MAX_INGEST_ENTRIES) {
-        let mut sql = format!("INSERT INTO logs ({INSERT_COLUMNS}) VALUES ");
-        for i in 0..chunk.len() {
-            if i > 0 {
-                sql.push(',');
-            }
-            sql.push('(');
-            for c in 0..INSERT_COLUMN_COUNT {
-                if c > 0 {
+        inserted += on_db!(tx, c => sqlite: {
+            let mut sql = String::with_capacity(64 + chunk.len() * INSERT_COLUMN_COUNT * 2 + 3);
+            sql.push_str("INSERT INTO logs (");
+            sql.push_str(INSERT_COLUMNS);
+            sql.push_str(") VALUES ");
+            let one = format!("({})", vec!["?"; INSERT_COLUMN_COUNT].join(","));
+            for i in 0..chunk.len() {
+                if i > 0 {
                     sql.push(',');
                 }
-                sql.push_str(&format!("${}", i * INSERT_COLUMN_COUNT + c + 1));
+                sql.push_str(&one);
             }
-            sql.push(')');
-        }
-        inserted += on_db!(tx, c => {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.clone()));
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for row in chunk {
                 let e = &row.entry;
                 query = query
@@ -578,14 +581,71 @@ async fn insert_rows(
                     .bind(e.execution_backend.as_deref())
                     .bind(e.tool_owner.as_deref())
                     .bind(e.role.as_deref())
-                    .bind(e.actor_type.as_deref().or(default_actor_type.as_deref()))
-                    .bind(e.actor_id.as_deref().or(default_actor_id.as_deref()))
+                    .bind(actor_type(e))
+                    .bind(actor_id(e))
                     .bind(e.actor_name.as_deref())
                     .bind(e.resource_type.as_deref())
                     .bind(e.resource_id.as_deref())
                     .bind(e.resource_name.as_deref());
             }
             query.execute(c).await.map(|r| r.rows_affected())
+        },
+        postgres: {
+            let uuids = |f: fn(&NewLogEntry) -> Option<Uuid>| -> Vec<Option<Uuid>> {
+                chunk.iter().map(|r| f(&r.entry)).collect()
+            };
+            let texts = |f: &dyn Fn(&PreparedLog) -> Option<String>| -> Vec<Option<String>> {
+                chunk.iter().map(f).collect()
+            };
+            sqlx::query(
+                "INSERT INTO logs (tenant_id, created_at, trace_id, span_id, parent_span_id, source, \
+                 category, level, operation, status, duration_ms, payload, error, workspace_id, \
+                 workflow_id, task_id, work_item_id, activation_id, stage_name, is_orchestrator_task, \
+                 execution_backend, tool_owner, role, actor_type, actor_id, actor_name, resource_type, \
+                 resource_id, resource_name) \
+                 SELECT $1, $2, * FROM UNNEST($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], \
+                 $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::jsonb[], \
+                 $13::jsonb[], $14::uuid[], $15::uuid[], $16::uuid[], $17::uuid[], $18::uuid[], \
+                 $19::text[], $20::bool[], $21::text[], $22::text[], $23::text[], $24::text[], \
+                 $25::text[], $26::text[], $27::text[], $28::text[], $29::text[])",
+            )
+            .bind(tenant_id)
+            .bind(now)
+            .bind(uuids(|e| e.trace_id))
+            .bind(uuids(|e| e.span_id))
+            .bind(uuids(|e| e.parent_span_id))
+            .bind(chunk.iter().map(|r| r.source.as_str()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| r.entry.category.as_str()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| r.level.as_str()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| r.entry.operation.trim()).collect::<Vec<_>>())
+            .bind(texts(&|r| r.entry.status.map(|s| s.as_str().to_owned())))
+            .bind(chunk.iter().map(|r| r.entry.duration_ms).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| Json(&r.payload)).collect::<Vec<_>>())
+            .bind(
+                chunk
+                    .iter()
+                    .map(|r| r.entry.error.as_ref().filter(|v| !v.is_null()).map(Json))
+                    .collect::<Vec<_>>(),
+            )
+            .bind(uuids(|e| e.workspace_id))
+            .bind(uuids(|e| e.workflow_id))
+            .bind(uuids(|e| e.task_id))
+            .bind(uuids(|e| e.work_item_id))
+            .bind(uuids(|e| e.activation_id))
+            .bind(texts(&|r| r.entry.stage_name.clone()))
+            .bind(chunk.iter().map(|r| r.entry.is_orchestrator_task).collect::<Vec<_>>())
+            .bind(texts(&|r| r.entry.execution_backend.clone()))
+            .bind(texts(&|r| r.entry.tool_owner.clone()))
+            .bind(texts(&|r| r.entry.role.clone()))
+            .bind(texts(&|r| actor_type(&r.entry)))
+            .bind(texts(&|r| actor_id(&r.entry)))
+            .bind(texts(&|r| r.entry.actor_name.clone()))
+            .bind(texts(&|r| r.entry.resource_type.clone()))
+            .bind(texts(&|r| r.entry.resource_id.clone()))
+            .bind(texts(&|r| r.entry.resource_name.clone()))
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected())
         })?;
     }
     tx.mark_logs_written();

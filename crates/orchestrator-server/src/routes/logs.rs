@@ -222,7 +222,7 @@ pub(crate) async fn export(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 }
 
 /// The CSV columns, in order (payload and error as JSON text).
-pub(crate) const CSV_COLUMNS: [&str; 30] = [
+pub(crate) const CSV_COLUMNS: [&str; 29] = [
     "id",
     "created_at",
     "trace_id",
@@ -252,12 +252,11 @@ pub(crate) const CSV_COLUMNS: [&str; 30] = [
     "resource_type",
     "resource_id",
     "resource_name",
-    "",
 ];
 
 fn csv_record(row: &LogRow) -> Vec<String> {
     let value = serde_json::to_value(row).unwrap_or_default();
-    CSV_COLUMNS[..29]
+    CSV_COLUMNS
         .iter()
         .map(|column| match value.get(*column) {
             None | Some(serde_json::Value::Null) => String::new(),
@@ -285,7 +284,7 @@ async fn export_rows(
         ExportFormat::Json => b"[".to_vec(),
         ExportFormat::Csv => {
             let mut writer = csv::Writer::from_writer(Vec::new());
-            let _ = writer.write_record(&CSV_COLUMNS[..29]);
+            let _ = writer.write_record(CSV_COLUMNS);
             writer.into_inner().unwrap_or_default()
         }
     };
