@@ -1,7 +1,7 @@
 //! The command line: global options and one subcommand per resource.
 
 use crate::commands::{
-    api_keys, catalog, completions, login, playbooks, serve, tenants, workspaces,
+    api_keys, catalog, completions, events, login, logs, playbooks, serve, tenants, workspaces,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -97,6 +97,12 @@ pub enum Command {
     /// Browse and import the community playbook catalog (admin).
     #[command(subcommand)]
     Catalog(catalog::CatalogCommand),
+    /// Read, follow, export and count log rows.
+    #[command(subcommand)]
+    Logs(logs::LogsCommand),
+    /// List or follow entity events.
+    #[command(subcommand)]
+    Events(events::EventsCommand),
 }
 
 #[cfg(test)]

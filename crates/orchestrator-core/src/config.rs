@@ -24,6 +24,11 @@ pub struct CoreConfig {
     /// A directory that replaces the bundled community catalog
     /// (`ORCH_CATALOG_DIR`); see [`crate::catalog`] for its layout.
     pub catalog_dir: Option<std::path::PathBuf>,
+    /// How often an idle stream sends a heartbeat (default 15 s).
+    pub stream_heartbeat: Duration,
+    /// How long a stream waits for a client that takes no frames before it
+    /// sends `event: error` `{"error":"slow_consumer"}` and closes (30 s).
+    pub stream_slow_consumer_timeout: Duration,
 }
 
 impl CoreConfig {
@@ -39,6 +44,8 @@ impl CoreConfig {
             refresh_token_ttl: Duration::from_secs(7 * 24 * 3600),
             credential_cache_ttl: Duration::from_secs(2),
             catalog_dir: None,
+            stream_heartbeat: Duration::from_secs(15),
+            stream_slow_consumer_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -41,6 +41,8 @@ pub mod git;
 #[cfg(feature = "store")]
 pub mod idempotency;
 #[cfg(feature = "store")]
+pub mod logs;
+#[cfg(feature = "store")]
 pub mod maintenance;
 #[cfg(feature = "store")]
 pub mod playbooks;

@@ -29,8 +29,22 @@ pub(crate) struct Reply {
     status: StatusCode,
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Option<Vec<u8>>,
-    /// A streamed body (downloads); takes precedence over `body`.
+    /// A streamed body (SSE, downloads); wins over `body`.
     stream: Option<Body>,
+}
+
+#[derive(Serialize)]
+struct DataMetaOut<'a, T, M> {
+    data: &'a T,
+    meta: MetaWithExtra<'a, M>,
+}
+
+#[derive(Serialize)]
+struct MetaWithExtra<'a, M> {
+    #[serde(flatten)]
+    extra: &'a M,
+    request_id: &'a str,
+    timestamp: Timestamp,
 }
 
 #[derive(Serialize)]
@@ -65,6 +79,30 @@ impl Reply {
             },
         };
         Self::json(status, serde_json::to_vec(&out))
+    }
+
+    /// `{data, meta}` where `meta` carries route-specific fields (cursors)
+    /// beside `request_id` and `timestamp`.
+    pub(crate) fn data_with_meta<T: Serialize, M: Serialize>(
+        request_id: &str,
+        data: &T,
+        extra: &M,
+    ) -> Self {
+        let out = DataMetaOut {
+            data,
+            meta: MetaWithExtra {
+                extra,
+                request_id,
+                timestamp: Timestamp::now(),
+            },
+        };
+        Self::json(StatusCode::OK, serde_json::to_vec(&out))
+    }
+
+    /// A JSON body exactly as given (the contract's plain error objects, such
+    /// as `{"error": "Not found"}`).
+    pub(crate) fn plain<T: Serialize>(status: StatusCode, body: &T) -> Self {
+        Self::json(status, serde_json::to_vec(body))
     }
 
     pub(crate) fn page<T: Serialize>(request_id: &str, page: &Page<T>) -> Self {

@@ -3,7 +3,9 @@
 pub mod api_keys;
 pub mod catalog;
 pub mod completions;
+pub mod events;
 pub mod login;
+pub mod logs;
 pub mod playbooks;
 pub mod serve;
 pub mod tenants;
@@ -37,5 +39,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Playbooks(command) => playbooks::run(&global, command).await,
         Command::Workspaces(command) => workspaces::run(&global, command).await,
         Command::Catalog(command) => catalog::run(&global, command).await,
+        Command::Logs(command) => logs::run(&global, command).await,
+        Command::Events(command) => events::run(&global, command).await,
     }
 }

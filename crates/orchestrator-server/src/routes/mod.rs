@@ -8,7 +8,9 @@
 mod api_keys;
 mod auth;
 mod catalog;
+mod events;
 mod health;
+mod logs;
 mod playbooks;
 mod tenants;
 mod workspaces;
@@ -271,5 +273,19 @@ pub(crate) fn table() -> Vec<Route> {
         ),
         Route::scoped(M::GET, "/api/v1/specialists", Agent, catalog::specialists),
         Route::scoped(M::GET, "/api/v1/skills", Agent, catalog::skills),
+        // Logs and events
+        Route::scoped(M::POST, "/api/v1/logs/ingest", Worker, logs::ingest)
+            .body_limit(logs::INGEST_BODY_LIMIT),
+        Route::scoped(M::GET, "/api/v1/logs", Agent, logs::query),
+        Route::scoped(M::GET, "/api/v1/logs/stream", Agent, logs::stream).unlimited(),
+        Route::scoped(M::GET, "/api/v1/logs/export", Admin, logs::export).unlimited(),
+        Route::scoped(M::GET, "/api/v1/logs/stats", Agent, logs::stats),
+        Route::scoped(M::GET, "/api/v1/logs/operations", Agent, logs::operations),
+        Route::scoped(M::GET, "/api/v1/logs/roles", Agent, logs::roles),
+        Route::scoped(M::GET, "/api/v1/logs/actors", Agent, logs::actors),
+        Route::scoped(M::GET, "/api/v1/logs/workflows", Agent, logs::workflows),
+        Route::scoped(M::GET, "/api/v1/logs/{id}", Agent, logs::get),
+        Route::scoped(M::GET, "/api/v1/events", Agent, events::list),
+        Route::scoped(M::GET, "/api/v1/events/stream", Agent, events::stream).unlimited(),
     ]
 }
