@@ -1,7 +1,7 @@
 //! The HTTP plumbing every accessor shares: base URL, credentials, envelopes.
 
 use crate::error::{Error, Result};
-use crate::{ApiKeys, Auth, Health, Tenants};
+use crate::{Agents, ApiKeys, Auth, Health, Tasks, Tenants, Workers, Workflows};
 use orchestrator_core::api::{DataEnvelope, ErrorEnvelope, ListEnvelope, Page};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
@@ -110,6 +110,22 @@ impl Client {
 
     pub fn health(&self) -> Health<'_> {
         Health { client: self }
+    }
+
+    pub fn agents(&self) -> Agents<'_> {
+        Agents { client: self }
+    }
+
+    pub fn workers(&self) -> Workers<'_> {
+        Workers { client: self }
+    }
+
+    pub fn tasks(&self) -> Tasks<'_> {
+        Tasks { client: self }
+    }
+
+    pub fn workflows(&self) -> Workflows<'_> {
+        Workflows { client: self }
     }
 
     /// A request to `path` (which starts with `/`) with the credential set.

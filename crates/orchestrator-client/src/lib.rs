@@ -16,17 +16,23 @@
 //! (`orchestrator_core::api`, re-exported as [`api`]). Failures are one
 //! [`Error`]; an error answered by the server carries its status and envelope.
 
+mod agents;
 mod api_keys;
 mod auth;
 mod client;
 mod error;
 mod health;
+mod tasks;
 mod tenants;
+mod workflows;
 
+pub use agents::{Agents, Workers};
 pub use api_keys::ApiKeys;
 pub use auth::{Auth, Session};
 pub use client::{Client, ClientBuilder, install_crypto_provider};
 pub use error::{Error, Result};
 pub use health::Health;
 pub use orchestrator_core::api;
+pub use tasks::{TaskOperation, Tasks};
 pub use tenants::Tenants;
+pub use workflows::Workflows;

@@ -21,6 +21,10 @@ pub struct CoreConfig {
     pub refresh_token_ttl: Duration,
     /// How long a credential check may be served from memory.
     pub credential_cache_ttl: Duration,
+    /// How often the server runs the liveness and timeout sweep.
+    pub liveness_interval: Duration,
+    /// How long an inactive agent's task stays held before it is released.
+    pub liveness_grace: Duration,
 }
 
 impl CoreConfig {
@@ -35,6 +39,8 @@ impl CoreConfig {
             access_token_ttl: Duration::from_secs(3600),
             refresh_token_ttl: Duration::from_secs(7 * 24 * 3600),
             credential_cache_ttl: Duration::from_secs(2),
+            liveness_interval: Duration::from_secs(10),
+            liveness_grace: Duration::from_secs(60),
         }
     }
 }

@@ -21,6 +21,9 @@
 pub mod api;
 
 #[cfg(feature = "store")]
+pub mod agents;
+
+#[cfg(feature = "store")]
 pub mod api_keys;
 #[cfg(feature = "store")]
 pub mod auth;
@@ -35,13 +38,21 @@ pub mod events;
 #[cfg(feature = "store")]
 pub mod idempotency;
 #[cfg(feature = "store")]
+pub mod liveness;
+#[cfg(feature = "store")]
 pub mod maintenance;
 #[cfg(feature = "store")]
 pub mod secrets;
 #[cfg(feature = "store")]
 pub mod store;
 #[cfg(feature = "store")]
+pub mod tasks;
+#[cfg(feature = "store")]
 pub mod tenants;
+#[cfg(feature = "store")]
+pub mod workers;
+#[cfg(feature = "store")]
+pub mod workflows;
 
 #[cfg(feature = "store")]
 pub use {

@@ -65,6 +65,27 @@ impl Reply {
         Self::json(status, serde_json::to_vec(&out))
     }
 
+    /// `{data, meta}` with `extra` merged into `meta`.
+    pub(crate) fn data_with_meta<T: Serialize, M: Serialize>(
+        status: StatusCode,
+        request_id: &str,
+        data: &T,
+        extra: &M,
+    ) -> Self {
+        let meta = ResponseMeta {
+            request_id: request_id.to_owned(),
+            timestamp: Timestamp::now(),
+        };
+        let mut meta = serde_json::to_value(meta).unwrap_or_default();
+        if let (Some(meta), Ok(serde_json::Value::Object(extra))) =
+            (meta.as_object_mut(), serde_json::to_value(extra))
+        {
+            meta.extend(extra);
+        }
+        let out = serde_json::json!({ "data": data, "meta": meta });
+        Self::json(status, serde_json::to_vec(&out))
+    }
+
     pub(crate) fn page<T: Serialize>(request_id: &str, page: &Page<T>) -> Self {
         let out = ListOut {
             data: &page.items,
@@ -116,6 +137,16 @@ impl Reply {
                     ),
                 }
             }
+        }
+    }
+
+    /// A body that is not the JSON envelope (SSE frames, plain error objects
+    /// the contract names).
+    pub(crate) fn raw(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body: Some(body),
         }
     }
 

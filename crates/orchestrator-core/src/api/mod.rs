@@ -12,23 +12,29 @@
 //! - optional request fields are `Option` and absent optional response fields
 //!   are serialized as `null` so clients see a stable shape.
 
+pub mod agents;
 pub mod api_keys;
 pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod events;
 pub mod pagination;
+pub mod tasks;
 pub mod tenants;
 mod time;
+pub mod workflows;
 
+pub use agents::*;
 pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
 pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
 pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope, Issues};
 pub use events::Event;
 pub use pagination::{Page, PageRequest};
+pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};
 pub use time::Timestamp;
+pub use workflows::*;
 
 /// The fixed id of the tenant every fresh installation starts with.
 pub const DEFAULT_TENANT_ID: uuid::Uuid = uuid::Uuid::from_u128(1);
