@@ -128,6 +128,14 @@ impl Client {
         Workflows { client: self }
     }
 
+    pub fn playbooks(&self) -> crate::Playbooks<'_> {
+        crate::Playbooks { client: self }
+    }
+
+    pub fn workspaces(&self) -> crate::Workspaces<'_> {
+        crate::Workspaces { client: self }
+    }
+
     /// A request to `path` (which starts with `/`) with the credential set.
     pub(crate) fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let builder = self.http.request(method, format!("{}{}", self.base, path));

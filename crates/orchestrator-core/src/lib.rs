@@ -42,6 +42,8 @@ pub mod liveness;
 #[cfg(feature = "store")]
 pub mod maintenance;
 #[cfg(feature = "store")]
+pub mod playbooks;
+#[cfg(feature = "store")]
 pub mod secrets;
 #[cfg(feature = "store")]
 pub mod store;
@@ -53,6 +55,8 @@ pub mod tenants;
 pub mod workers;
 #[cfg(feature = "store")]
 pub mod workflows;
+#[cfg(feature = "store")]
+pub mod workspaces;
 
 #[cfg(feature = "store")]
 pub use {

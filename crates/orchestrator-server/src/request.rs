@@ -57,6 +57,28 @@ impl Req {
             .map(|(_, value)| value.as_str())
     }
 
+    /// A path parameter with its percent-escapes decoded (for free-text
+    /// segments such as a memory key); `None` when absent or not UTF-8.
+    pub fn param_decoded(&self, name: &str) -> Option<String> {
+        let raw = self.param(name)?.as_bytes();
+        let mut out = Vec::with_capacity(raw.len());
+        let mut i = 0;
+        while i < raw.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            if raw[i] == b'%'
+                && i + 2 < raw.len()
+                && let (Some(h), Some(l)) = (hex(raw[i + 1]), hex(raw[i + 2]))
+            {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            } else {
+                out.push(raw[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).ok()
+    }
+
     /// The query string as `T`; 400 `VALIDATION_ERROR` when it does not fit.
     /// (For the filter structs of list routes.)
     #[allow(dead_code)]

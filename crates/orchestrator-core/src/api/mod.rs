@@ -19,10 +19,12 @@ pub mod envelope;
 pub mod error;
 pub mod events;
 pub mod pagination;
+pub mod playbooks;
 pub mod tasks;
 pub mod tenants;
 mod time;
 pub mod workflows;
+pub mod workspaces;
 
 pub use agents::*;
 pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};

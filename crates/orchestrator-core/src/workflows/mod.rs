@@ -608,7 +608,8 @@ impl ControlPlane {
         let mut conn = self.store().read().await?;
         let where_clause = format!(
             "w.tenant_id = $1 AND ($2 IS NULL OR w.workspace_id = $2) \
-             AND ($3 IS NULL OR w.playbook_id = $3) AND ($4 IS NULL OR w.state = $4) AND ($5 IS NULL OR w.lifecycle = $5) \
+             AND ($3 IS NULL OR w.playbook_id IN (SELECT p.id FROM playbooks p WHERE p.family_id = \
+                 (SELECT q.family_id FROM playbooks q WHERE q.id = $3))) AND ($4 IS NULL OR w.state = $4) AND ($5 IS NULL OR w.lifecycle = $5) \
              AND ($8 IS NULL OR LOWER(w.name) LIKE $8) AND ($9 IS NULL OR w.id = $9) {}",
             extra.condition
         );
@@ -874,7 +875,7 @@ impl ControlPlane {
         };
         let tx = &mut write.tx;
         let prior = find_for_update(tx, caller.tenant_id, id).await?;
-        let playbook = lookup_playbook(tx, caller.tenant_id, prior.playbook_id)
+        let playbook = refs::launched_revision(tx, caller.tenant_id, prior.playbook_id)
             .await?
             .ok_or_else(|| Error::conflict("the workflow's playbook no longer exists"))?;
         let (latest,): (i32,) = on_db!(tx, c => sqlx::query_as("SELECT MAX(attempt_number) FROM workflows WHERE lineage_id = $1")

@@ -9,9 +9,11 @@ mod agents;
 mod api_keys;
 mod auth;
 mod health;
+mod playbooks;
 mod tasks;
 mod tenants;
 mod workflows;
+mod workspaces;
 
 use crate::app::App;
 use crate::config::DEFAULT_JSON_BODY_LIMIT;
@@ -301,6 +303,64 @@ pub(crate) fn table() -> Vec<Route> {
             "/api/v1/workspaces/{id}/planning-workflow",
             Admin,
             workflows::planning_workflow,
+        ),
+        // Playbooks
+        Route::scoped(M::POST, "/api/v1/playbooks", Admin, playbooks::create),
+        Route::scoped(M::GET, "/api/v1/playbooks", Agent, playbooks::list),
+        Route::scoped(M::GET, "/api/v1/playbooks/{id}", Agent, playbooks::get),
+        Route::scoped(M::PATCH, "/api/v1/playbooks/{id}", Admin, playbooks::patch),
+        Route::scoped(M::PUT, "/api/v1/playbooks/{id}", Admin, playbooks::replace),
+        Route::scoped(
+            M::DELETE,
+            "/api/v1/playbooks/{id}",
+            Admin,
+            playbooks::delete,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/playbooks/{id}/revisions",
+            Agent,
+            playbooks::revisions,
+        ),
+        Route::scoped(
+            M::PATCH,
+            "/api/v1/playbooks/{id}/archive",
+            Admin,
+            playbooks::archive,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/playbooks/{id}/delete-impact",
+            Admin,
+            playbooks::delete_impact,
+        ),
+        Route::scoped(
+            M::DELETE,
+            "/api/v1/playbooks/{id}/permanent",
+            Admin,
+            playbooks::delete_permanent,
+        ),
+        // Workspaces
+        Route::scoped(M::POST, "/api/v1/workspaces", Admin, workspaces::create),
+        Route::scoped(M::GET, "/api/v1/workspaces", Agent, workspaces::list),
+        Route::scoped(M::GET, "/api/v1/workspaces/{id}", Agent, workspaces::get),
+        Route::scoped(
+            M::PATCH,
+            "/api/v1/workspaces/{id}",
+            Admin,
+            workspaces::patch,
+        ),
+        Route::scoped(
+            M::PATCH,
+            "/api/v1/workspaces/{id}/memory",
+            Agent,
+            workspaces::set_memory,
+        ),
+        Route::scoped(
+            M::DELETE,
+            "/api/v1/workspaces/{id}/memory/{key}",
+            Agent,
+            workspaces::delete_memory,
         ),
     ]
 }

@@ -1,0 +1,175 @@
+//! Playbooks: reusable, revisioned process definitions.
+//!
+//! A playbook is a *family* of revisions. Create makes version 1; every PATCH
+//! or PUT makes a new revision (version + 1) that becomes the active one,
+//! leaving earlier revisions untouched. The id a create answers is the
+//! family's id (it is also the id of revision 1), and every route under
+//! `/playbooks/:id` accepts the family id or any revision id and works on the
+//! family's current revision. Records carry the revision's own `id` and the
+//! `family_id`; workflows store the revision id they were launched with.
+
+use super::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// `planned` playbooks run to completion; `ongoing` ones never complete by themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lifecycle {
+    #[default]
+    Planned,
+    Ongoing,
+}
+
+impl Lifecycle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Planned => "planned",
+            Self::Ongoing => "ongoing",
+        }
+    }
+}
+
+impl std::str::FromStr for Lifecycle {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "planned" => Ok(Self::Planned),
+            "ongoing" => Ok(Self::Ongoing),
+            other => Err(format!("unknown lifecycle `{other}`")),
+        }
+    }
+}
+
+/// Where an imported playbook came from (null for playbooks authored here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub source_repository: String,
+    pub catalog_id: Option<String>,
+    pub catalog_version: Option<String>,
+}
+
+/// A playbook revision with its definition (`GET /playbooks/:id`, writes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Playbook {
+    /// This revision's id.
+    pub id: Uuid,
+    /// The family's id (= the id of revision 1).
+    pub family_id: Uuid,
+    pub name: String,
+    pub slug: String,
+    pub description: String,
+    pub outcome: String,
+    pub lifecycle: Lifecycle,
+    /// The revision number (the active revision's on reads).
+    pub version: i32,
+    /// True on the current revision of a family that is not archived.
+    pub is_active: bool,
+    pub archived: bool,
+    /// The authored definition: `roles` and `stages` (objects with a unique
+    /// `name`, at least one stage) plus anything else the author keeps.
+    pub definition: Value,
+    pub provenance: Option<Provenance>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// A list item of `GET /playbooks` (no definition).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlaybookSummary {
+    pub id: Uuid,
+    pub family_id: Uuid,
+    pub name: String,
+    pub slug: String,
+    pub description: String,
+    pub lifecycle: Lifecycle,
+    pub version: i32,
+    pub is_active: bool,
+    pub archived: bool,
+    pub provenance: Option<Provenance>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+/// `POST /playbooks` and `PUT /playbooks/:id`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePlaybook {
+    pub name: String,
+    pub outcome: String,
+    pub definition: Value,
+    /// Derived from the name when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `planned` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<Lifecycle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+/// `PATCH /playbooks/:id`: any subset of the create fields.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatchPlaybook {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slug: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<Lifecycle>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+/// `PATCH /playbooks/:id/archive`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchivePlaybook {
+    pub archived: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+/// Workflows that reference a playbook family (any of its revisions).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowReferences {
+    /// Every referencing workflow.
+    pub total: i64,
+    /// Those not yet completed, failed or cancelled.
+    pub active: i64,
+    pub workflow_ids: Vec<Uuid>,
+}
+
+/// `GET /playbooks/:id/delete-impact`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlaybookDeleteImpact {
+    pub playbook_id: Uuid,
+    pub family_id: Uuid,
+    pub name: String,
+    pub revisions: i64,
+    pub workflows: WorkflowReferences,
+    /// Whether `DELETE /playbooks/:id` would succeed (no workflow references it).
+    pub can_delete: bool,
+}
+
+/// `DELETE /playbooks/:id` and `DELETE /playbooks/:id/permanent`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeletedPlaybook {
+    pub id: Uuid,
+    pub deleted: bool,
+    /// Revisions removed.
+    pub revisions_deleted: i64,
+    /// Workflows of the family removed with it (permanent delete only; a
+    /// plain delete refuses while any exist).
+    pub workflows_deleted: i64,
+}

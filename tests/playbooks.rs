@@ -1,0 +1,258 @@
+//! Playbooks end to end: revision numbering and history, validation,
+//! archive round trip, delete-impact, delete and permanent delete.
+
+use orchestrator_client::api::ErrorCode;
+use orchestrator_client::api::PageRequest;
+use orchestrator_client::api::playbooks::{CreatePlaybook, Lifecycle, PatchPlaybook};
+use orchestrator_tests::TestServer;
+use reqwest::StatusCode;
+use reqwest::header::AUTHORIZATION;
+use serde_json::{Value, json};
+
+fn playbook(name: &str) -> CreatePlaybook {
+    CreatePlaybook {
+        name: name.to_owned(),
+        outcome: "a reviewed change".to_owned(),
+        definition: json!({
+            "roles": [{"name": "developer"}, {"name": "reviewer"}],
+            "stages": [{"name": "implement"}, {"name": "review"}],
+        }),
+        slug: None,
+        description: Some("ship a change".to_owned()),
+        lifecycle: None,
+        request_id: None,
+    }
+}
+
+#[tokio::test]
+async fn revisions_number_up_and_keep_history() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let created = admin
+        .playbooks()
+        .create(&playbook("Ship a change"))
+        .await
+        .unwrap();
+    assert_eq!(created.version, 1);
+    assert!(created.is_active);
+    assert_eq!(created.family_id, created.id);
+    assert_eq!(created.slug, "ship-a-change");
+    assert_eq!(created.lifecycle, Lifecycle::Planned);
+
+    let patched = admin
+        .playbooks()
+        .patch(
+            created.id,
+            &PatchPlaybook {
+                outcome: Some("a merged change".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.version, 2);
+    assert_ne!(patched.id, created.id);
+    assert_eq!(patched.family_id, created.id);
+    assert_eq!(patched.outcome, "a merged change");
+    assert_eq!(
+        patched.definition, created.definition,
+        "PATCH carries the rest over"
+    );
+
+    let mut replacement = playbook("Ship a change");
+    replacement.definition = json!({"stages": [{"name": "only"}]});
+    replacement.lifecycle = Some(Lifecycle::Ongoing);
+    // PUT through an old revision id still revises the family.
+    let replaced = admin
+        .playbooks()
+        .replace(created.id, &replacement)
+        .await
+        .unwrap();
+    assert_eq!(replaced.version, 3);
+    assert_eq!(replaced.lifecycle, Lifecycle::Ongoing);
+    assert_eq!(replaced.description, "ship a change");
+
+    // GET by any id answers the active revision.
+    let current = admin.playbooks().get(patched.id).await.unwrap();
+    assert_eq!(current.id, replaced.id);
+    assert_eq!(current.definition, json!({"stages": [{"name": "only"}]}));
+
+    let history = admin
+        .playbooks()
+        .revisions(created.id, PageRequest::default())
+        .await
+        .unwrap();
+    let versions: Vec<i32> = history.items.iter().map(|p| p.version).collect();
+    assert_eq!(versions, vec![3, 2, 1]);
+    let active: Vec<bool> = history.items.iter().map(|p| p.is_active).collect();
+    assert_eq!(active, vec![true, false, false]);
+    assert_eq!(
+        history.items[2].outcome, "a reviewed change",
+        "history is untouched"
+    );
+
+    let list = admin
+        .playbooks()
+        .list(PageRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(list.total, 1, "one family, one list item");
+    assert_eq!(list.items[0].version, 3);
+
+    // A second family may not take the same slug or name.
+    let duplicate = admin
+        .playbooks()
+        .create(&playbook("Ship a change"))
+        .await
+        .unwrap_err();
+    assert_eq!(duplicate.code(), Some(ErrorCode::Conflict));
+}
+
+#[tokio::test]
+async fn definitions_are_validated_and_bad_input_writes_nothing() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    for definition in [
+        json!({"stages": []}),
+        json!({"stages": [{"name": "a"}, {"name": "a"}]}),
+        json!({"stages": [{"name": "a"}], "roles": [{"name": "r"}, {"name": "r"}]}),
+        json!({"roles": [{"name": "r"}]}),
+        json!("not an object"),
+    ] {
+        let mut request = playbook("Bad");
+        request.definition = definition.clone();
+        let error = admin.playbooks().create(&request).await.unwrap_err();
+        assert_eq!(error.status(), Some(400), "{definition}");
+        assert_eq!(error.code(), Some(ErrorCode::ValidationError));
+    }
+    // Missing outcome is a schema failure.
+    let response = server
+        .http()
+        .post(server.at("/api/v1/playbooks"))
+        .header(AUTHORIZATION, format!("Bearer {}", server.admin_key))
+        .json(&json!({"name": "x", "definition": {"stages": [{"name": "a"}]}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body: Value = response.json().await.unwrap();
+    assert!(
+        body["error"]["details"]["issues"]["fieldErrors"]["outcome"].is_array(),
+        "{body}"
+    );
+    assert_eq!(
+        admin
+            .playbooks()
+            .list(PageRequest::default())
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+}
+
+#[tokio::test]
+async fn archive_round_trip_and_deletes() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let created = admin
+        .playbooks()
+        .create(&playbook("Archivable"))
+        .await
+        .unwrap();
+    let archived = admin.playbooks().archive(created.id, true).await.unwrap();
+    assert!(!archived.is_active);
+    assert!(archived.archived);
+    assert_eq!(archived.version, 1, "archiving makes no revision");
+    let edit = admin
+        .playbooks()
+        .patch(
+            created.id,
+            &PatchPlaybook {
+                name: Some("Renamed".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        edit.code(),
+        Some(ErrorCode::Conflict),
+        "an archived playbook is not edited"
+    );
+    let restored = admin.playbooks().archive(created.id, false).await.unwrap();
+    assert!(restored.is_active);
+    assert!(!restored.archived);
+
+    let impact = admin.playbooks().delete_impact(created.id).await.unwrap();
+    assert_eq!(impact.revisions, 1);
+    assert_eq!(impact.workflows.total, 0);
+    assert!(impact.can_delete);
+
+    let revised = admin
+        .playbooks()
+        .patch(
+            created.id,
+            &PatchPlaybook {
+                name: Some("Renamed".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let deleted = admin.playbooks().delete(revised.id).await.unwrap();
+    assert!(deleted.deleted);
+    assert_eq!(deleted.id, created.id);
+    assert_eq!(deleted.revisions_deleted, 2);
+    let gone = admin.playbooks().get(created.id).await.unwrap_err();
+    assert_eq!(gone.status(), Some(404));
+
+    let other = admin
+        .playbooks()
+        .create(&playbook("Permanent"))
+        .await
+        .unwrap();
+    let removed = admin
+        .playbooks()
+        .delete_permanently(other.id)
+        .await
+        .unwrap();
+    assert_eq!(removed.revisions_deleted, 1);
+    assert_eq!(removed.workflows_deleted, 0);
+    assert_eq!(
+        admin
+            .playbooks()
+            .delete(other.id)
+            .await
+            .unwrap_err()
+            .status(),
+        Some(404)
+    );
+
+    // Agents read but do not write.
+    let agent_key = admin
+        .api_keys()
+        .create(&orchestrator_tests::key_request(
+            orchestrator_client::api::Scope::Agent,
+            "a",
+        ))
+        .await
+        .unwrap()
+        .api_key;
+    let agent = server.client(&agent_key);
+    assert_eq!(
+        agent
+            .playbooks()
+            .list(PageRequest::default())
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+    let denied = agent
+        .playbooks()
+        .create(&playbook("Nope"))
+        .await
+        .unwrap_err();
+    assert_eq!(denied.status(), Some(403));
+}
