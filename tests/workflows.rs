@@ -279,7 +279,23 @@ async fn a_workflow_runs_from_launch_to_completed_through_an_orchestrator_and_a_
         TaskState::InProgress,
         "a repeated start is a no-op"
     );
+    let added = server
+        .http()
+        .post(server.at(&format!("/api/v1/tasks/{}/artifacts", mine.id)))
+        .bearer_auth(&server.admin_key)
+        .json(
+            &json!({ "file_name": "notes.txt", "content_base64": "bm90ZXM=", "agent_id": dev_id }),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status(), StatusCode::CREATED);
     let complete = CompleteTask {
+        artifacts: Some(vec![orchestrator_client::api::TaskArtifact {
+            file_name: "report.md".into(),
+            content_base64: "IyBkb25l".into(),
+            ..Default::default()
+        }]),
         request_id: Some("done-1".into()),
         output: Some(json!({ "ok": true })),
         git_info: Some(json!({ "branches": ["feat"], "linked_prs": [{ "number": 7 }] })),
@@ -288,6 +304,27 @@ async fn a_workflow_runs_from_launch_to_completed_through_an_orchestrator_and_a_
     let finished = dev.tasks().complete(mine.id, &complete).await.unwrap();
     let replayed = dev.tasks().complete(mine.id, &complete).await.unwrap();
     assert_eq!(replayed, finished, "complete replays by request_id");
+    let artifacts: Value = server
+        .http()
+        .get(server.at(&format!(
+            "/api/v1/workspaces/{workspace_id}/artifacts?task_id={}",
+            mine.id
+        )))
+        .bearer_auth(&server.admin_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = artifacts["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["file_name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["notes.txt", "report.md"], "{artifacts}");
     let git = dev.tasks().git(mine.id).await.unwrap();
     assert_eq!(git.branches, json!(["feat"]));
     let detail = admin.workflows().get(workflow.id).await.unwrap();

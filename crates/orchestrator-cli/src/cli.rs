@@ -1,6 +1,9 @@
 //! The command line: global options and one subcommand per resource.
 
-use crate::commands::{agents, api_keys, completions, login, serve, tasks, tenants, workflows};
+use crate::commands::{
+    agents, api_keys, catalog, completions, login, playbooks, serve, tasks, tenants, workflows,
+    workspaces,
+};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -98,4 +101,22 @@ pub enum Command {
     /// Register and inspect workers.
     #[command(subcommand)]
     Workers(agents::WorkersCommand),
+    /// Manage playbooks (revisioned process definitions).
+    #[command(subcommand)]
+    Playbooks(playbooks::PlaybooksCommand),
+    /// Manage workspaces, their memory, spec, files and artifacts.
+    #[command(subcommand)]
+    Workspaces(workspaces::WorkspacesCommand),
+    /// Browse and import the community playbook catalog (admin).
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCommand),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -25,6 +25,9 @@ pub struct CoreConfig {
     pub liveness_interval: Duration,
     /// How long an inactive agent's task stays held before it is released.
     pub liveness_grace: Duration,
+    /// A directory that replaces the bundled community catalog
+    /// (`ORCH_CATALOG_DIR`); see [`crate::catalog`] for its layout.
+    pub catalog_dir: Option<std::path::PathBuf>,
 }
 
 impl CoreConfig {
@@ -41,6 +44,7 @@ impl CoreConfig {
             credential_cache_ttl: Duration::from_secs(2),
             liveness_interval: Duration::from_secs(10),
             liveness_grace: Duration::from_secs(60),
+            catalog_dir: None,
         }
     }
 }

@@ -28,6 +28,8 @@ pub mod api_keys;
 #[cfg(feature = "store")]
 pub mod auth;
 #[cfg(feature = "store")]
+pub mod catalog;
+#[cfg(feature = "store")]
 pub mod config;
 #[cfg(feature = "store")]
 pub mod control_plane;
@@ -35,6 +37,10 @@ pub mod control_plane;
 pub mod error;
 #[cfg(feature = "store")]
 pub mod events;
+#[cfg(feature = "store")]
+pub mod files;
+#[cfg(feature = "store")]
+pub mod git;
 #[cfg(feature = "store")]
 pub mod idempotency;
 #[cfg(feature = "store")]

@@ -29,6 +29,8 @@ pub(crate) struct Reply {
     status: StatusCode,
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Option<Vec<u8>>,
+    /// A streamed body (downloads); takes precedence over `body`.
+    stream: Option<Body>,
 }
 
 #[derive(Serialize)]
@@ -108,6 +110,7 @@ impl Reply {
             status: StatusCode::NO_CONTENT,
             headers: Vec::new(),
             body: None,
+            stream: None,
         }
     }
 
@@ -120,6 +123,7 @@ impl Reply {
                     HeaderValue::from_static("application/json"),
                 )],
                 body: Some(bytes),
+                stream: None,
             },
             // Our own records always serialize; if one ever does not, say so
             // rather than send half a body.
@@ -135,6 +139,7 @@ impl Reply {
                         br#"{"error":{"code":"INTERNAL_ERROR","message":"internal error"}}"#
                             .to_vec(),
                     ),
+                    stream: None,
                 }
             }
         }
@@ -147,6 +152,7 @@ impl Reply {
             status,
             headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
             body: Some(body),
+            stream: None,
         }
     }
 
@@ -156,10 +162,22 @@ impl Reply {
         self
     }
 
+    /// A response whose body is `body`, streamed as it is produced (file
+    /// downloads), with no JSON envelope.
+    pub(crate) fn stream(status: StatusCode, body: Body) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: None,
+            stream: Some(body),
+        }
+    }
+
     pub(crate) fn into_response(self) -> Response<Body> {
-        let mut response = Response::new(match self.body {
-            Some(bytes) => full(bytes),
-            None => empty(),
+        let mut response = Response::new(match (self.stream, self.body) {
+            (Some(stream), _) => stream,
+            (None, Some(bytes)) => full(bytes),
+            (None, None) => empty(),
         });
         *response.status_mut() = self.status;
         for (name, value) in self.headers {

@@ -2,12 +2,15 @@
 
 pub mod agents;
 pub mod api_keys;
+pub mod catalog;
 pub mod completions;
 pub mod login;
+pub mod playbooks;
 pub mod serve;
 pub mod tasks;
 pub mod tenants;
 pub mod workflows;
+pub mod workspaces;
 
 use crate::cli::{Cli, Command};
 use crate::config;
@@ -38,5 +41,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tasks(command) => tasks::run(&global, command).await,
         Command::Agents(command) => agents::run(&global, command).await,
         Command::Workers(command) => agents::run_workers(&global, command).await,
+        Command::Playbooks(command) => playbooks::run(&global, command).await,
+        Command::Workspaces(command) => workspaces::run(&global, command).await,
+        Command::Catalog(command) => catalog::run(&global, command).await,
     }
 }

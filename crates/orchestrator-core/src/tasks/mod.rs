@@ -639,14 +639,6 @@ impl ControlPlane {
         request: CompleteTask,
     ) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
-        if let Some(artifacts) = &request.artifacts
-            && artifacts.iter().any(|a| !a.is_object())
-        {
-            return Err(Error::invalid_field(
-                "artifacts",
-                "each artifact must be an object",
-            ));
-        }
         let mut write = begin_write!(self, caller, "tasks.complete", request, Storage::Plain);
         let tx = &mut write.tx;
         let mut row = find_for_update(tx, caller.tenant_id, id).await?;
@@ -686,8 +678,8 @@ impl ControlPlane {
             from
         };
         record_change(tx, caller, &row, via, to, "completed").await?;
-        if let Some(artifacts) = &request.artifacts {
-            crate::workflows::attach_artifacts(tx, caller, &row, artifacts).await?;
+        for artifact in request.artifacts.iter().flatten() {
+            store_artifact(tx, caller, &row, artifact).await?;
         }
         crate::workflows::after_task_change(tx, caller, &row, via, to).await?;
         let task = row.to_api()?;
@@ -893,6 +885,27 @@ impl ControlPlane {
         write.finish(handoff).await
     }
 
+    /// `POST /tasks/:id/artifacts`: by the assignee while the task is held,
+    /// or by an admin at any time.
+    pub async fn add_task_artifact(
+        &self,
+        caller: &Caller,
+        id: Uuid,
+        request: crate::api::TaskArtifact,
+    ) -> Result<crate::api::workspaces::Artifact> {
+        let acting = Acting::resolve(caller, request.agent_id, None)?;
+        let mut write = begin_write!(self, caller, "tasks.artifact", request, Storage::Plain);
+        let row = find_for_update(&mut write.tx, caller.tenant_id, id).await?;
+        let admin = caller.scope.satisfies(Scope::Admin);
+        if !admin && !(acting.holds(&row) && row.state()?.is_held()) {
+            return Err(Error::forbidden(
+                "only the task's assignee (while it is held) or an admin may add artifacts",
+            ));
+        }
+        let artifact = store_artifact(&mut write.tx, caller, &row, &request).await?;
+        write.finish(artifact).await
+    }
+
     /// `GET /tasks/:id/handoffs`, oldest first.
     pub async fn list_handoffs(&self, caller: &Caller, id: Uuid) -> Result<Vec<Handoff>> {
         let mut conn = self.store().read().await?;
@@ -929,6 +942,34 @@ impl ControlPlane {
             raw,
         })
     }
+}
+
+/// Stores one artifact of `task` (through the files module).
+async fn store_artifact(
+    tx: &mut Tx,
+    caller: &Caller,
+    task: &TaskRow,
+    artifact: &crate::api::TaskArtifact,
+) -> Result<crate::api::workspaces::Artifact> {
+    let content = crate::files::decode_content("content_base64", &artifact.content_base64)?;
+    crate::files::insert_artifact(
+        tx,
+        caller,
+        crate::files::NewArtifact {
+            workspace_id: task.workspace_id,
+            workflow_id: task.workflow_id,
+            work_item_id: task.work_item_id,
+            task_id: Some(task.id),
+            stage_name: task.stage_name.clone(),
+            role: task.role.clone(),
+            file_name: artifact.file_name.clone(),
+            key: artifact.key.clone(),
+            description: artifact.description.clone(),
+            content_type: artifact.content_type.clone(),
+            content,
+        },
+    )
+    .await
 }
 
 /// Fails a held task in `tx` (by its holder, the liveness monitor or the

@@ -336,16 +336,6 @@ pub(crate) async fn settle(
     Ok(())
 }
 
-/// Attaches artifacts given at task completion.
-pub(crate) async fn attach_artifacts(
-    tx: &mut Tx,
-    caller: &Caller,
-    task: &TaskRow,
-    artifacts: &[Value],
-) -> Result<()> {
-    refs::attach_artifacts(tx, caller, task, artifacts).await
-}
-
 /// Stages from a playbook definition: `definition.stages[].name` (and `goal`).
 fn stages_of(definition: &Value) -> Vec<(String, Option<String>)> {
     definition
@@ -996,7 +986,13 @@ impl ControlPlane {
             None => None,
         };
         let documents = match workspace_id {
-            Some(id) => refs::workspace_documents(&mut conn, caller.tenant_id, id).await?,
+            Some(id) => self
+                .list_workspace_files(caller, id, PageRequest::new(1, 100))
+                .await?
+                .items
+                .into_iter()
+                .map(serde_json::to_value)
+                .collect::<std::result::Result<Vec<_>, _>>()?,
             None => Vec::new(),
         };
         let attachments = workflow
