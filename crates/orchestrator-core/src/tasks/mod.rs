@@ -482,7 +482,7 @@ async fn latest_handoff(access: &mut impl Access, task_id: Uuid) -> Result<Optio
     .bind(task_id)
     .fetch_optional(c)
     .await)?;
-    row.map(HandoffRow::to_api).transpose()
+    row.map(HandoffRow::into_api).transpose()
 }
 
 #[derive(sqlx::FromRow)]
@@ -496,7 +496,7 @@ struct HandoffRow {
 }
 
 impl HandoffRow {
-    fn to_api(self) -> Result<Handoff> {
+    fn into_api(self) -> Result<Handoff> {
         let body = self.body.0;
         let get = |k: &str| body.get(k).cloned().filter(|v| !v.is_null());
         Ok(Handoff {
@@ -872,7 +872,7 @@ impl ControlPlane {
         .bind(Timestamp::now().as_datetime())
         .fetch_one(c)
         .await)?;
-        let handoff = handoff.to_api()?;
+        let handoff = handoff.into_api()?;
         let mut event = NewEvent::new(
             "task.handoff_recorded",
             "task",
@@ -897,7 +897,7 @@ impl ControlPlane {
         let mut write = begin_write!(self, caller, "tasks.artifact", request, Storage::Plain);
         let row = find_for_update(&mut write.tx, caller.tenant_id, id).await?;
         let admin = caller.scope.satisfies(Scope::Admin);
-        if !admin && !(acting.holds(&row) && row.state()?.is_held()) {
+        if !(admin || (acting.holds(&row) && row.state()?.is_held())) {
             return Err(Error::forbidden(
                 "only the task's assignee (while it is held) or an admin may add artifacts",
             ));
@@ -918,7 +918,7 @@ impl ControlPlane {
         .bind(id)
         .fetch_all(c)
         .await)?;
-        rows.into_iter().map(HandoffRow::to_api).collect()
+        rows.into_iter().map(HandoffRow::into_api).collect()
     }
 
     /// `GET /tasks/:id/git`: derived from the `git_info` given at completion.

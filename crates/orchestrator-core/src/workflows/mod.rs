@@ -417,12 +417,12 @@ async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Result<Workfl
     let id = Uuid::new_v4();
     let now = Timestamp::now().as_datetime();
     let lifecycle = new.playbook.lifecycle.clone();
-    on_db!(tx, c => sqlx::query(concat!(
+    on_db!(tx, c => sqlx::query(
         "INSERT INTO workflows (id, tenant_id, workspace_id, playbook_id, name, state, lifecycle, operator_note, \
          parameters, metadata, token_budget, cost_cap_usd, max_duration_minutes, live_visibility_mode, \
          initial_input_packet, lineage_id, attempt_number, attempt_kind, redrive_of, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)"
-    ))
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)",
+    )
     .bind(id)
     .bind(caller.tenant_id)
     .bind(new.workspace_id)
@@ -648,6 +648,7 @@ impl ControlPlane {
              SUM(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END) \
              FROM work_items WHERE workflow_id IN ({page_ids}) GROUP BY workflow_id"
         );
+        #[allow(clippy::type_complexity)]
         let items: Vec<(Uuid, i64, Option<i64>, Option<i64>, Option<i64>)> = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(items_sql.as_str())))
             .bind(i64::from(page.per_page)).bind(page.offset() as i64).bind(search.as_deref()).bind(extra.workflow_id).fetch_all(c).await)?;
         let stages_sql = format!(
