@@ -14,7 +14,11 @@
 //!   each holding its service, its rows and its rules;
 //! - [`idempotency`]: the `request_id` replay mechanism every mutating write uses;
 //! - [`secrets`]: the master key, token signing and encryption at rest;
-//! - [`maintenance`]: retention sweeps (idempotency records, dead sessions).
+//! - [`maintenance`]: retention sweeps (idempotency records, dead sessions);
+//! - the work: [`agents`], [`workers`], [`tasks`] (the state machine in
+//!   `tasks::state`, the claim engine in `tasks::claim`), [`workflows`]
+//!   (stages, work items, activations, the event feed, operations packets)
+//!   and [`liveness`] (heartbeat expiry, task release and timeouts).
 //!
 //! Without the `store` feature only [`api`] is built; that is what the SDK uses.
 
