@@ -248,6 +248,16 @@ pub(crate) async fn after_task_change(
     if from == to {
         return Ok(());
     }
+    let terminal = matches!(
+        to,
+        TaskState::Completed | TaskState::Cancelled | TaskState::Failed
+    );
+    if terminal {
+        // Serialises the workflow's terminal task changes, so the last two
+        // tasks finishing at once cannot both miss each other (PostgreSQL;
+        // SQLite's one writer already serialises).
+        find_for_update(tx, task.tenant_id, workflow_id).await?;
+    }
     if let Some(activation_id) = task.activation_id {
         activations::after_orchestrator_task(tx, caller, task, activation_id, to).await?;
     }
