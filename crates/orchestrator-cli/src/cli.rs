@@ -1,7 +1,8 @@
 //! The command line: global options and one subcommand per resource.
 
 use crate::commands::{
-    api_keys, catalog, completions, events, login, logs, playbooks, serve, tenants, workspaces,
+    agents, api_keys, catalog, completions, events, login, logs, playbooks, serve, tasks, tenants,
+    workflows, workspaces,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -88,6 +89,18 @@ pub enum Command {
     Tenants(tenants::TenantsCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Launch, follow and steer workflows.
+    #[command(subcommand)]
+    Workflows(workflows::WorkflowsCommand),
+    /// Create, claim and move tasks through their lifecycle.
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
+    /// Register and inspect agents.
+    #[command(subcommand)]
+    Agents(agents::AgentsCommand),
+    /// Register and inspect workers.
+    #[command(subcommand)]
+    Workers(agents::WorkersCommand),
     /// Manage playbooks (revisioned process definitions).
     #[command(subcommand)]
     Playbooks(playbooks::PlaybooksCommand),

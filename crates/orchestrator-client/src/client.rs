@@ -1,7 +1,7 @@
 //! The HTTP plumbing every accessor shares: base URL, credentials, envelopes.
 
 use crate::error::{Error, Result};
-use crate::{ApiKeys, Auth, Events, Health, Logs, Tenants};
+use crate::{Agents, ApiKeys, Auth, Events, Health, Logs, Tasks, Tenants, Workers, Workflows};
 use orchestrator_core::api::{DataEnvelope, ErrorEnvelope, ListEnvelope, Page};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
@@ -118,6 +118,22 @@ impl Client {
 
     pub fn health(&self) -> Health<'_> {
         Health { client: self }
+    }
+
+    pub fn agents(&self) -> Agents<'_> {
+        Agents { client: self }
+    }
+
+    pub fn workers(&self) -> Workers<'_> {
+        Workers { client: self }
+    }
+
+    pub fn tasks(&self) -> Tasks<'_> {
+        Tasks { client: self }
+    }
+
+    pub fn workflows(&self) -> Workflows<'_> {
+        Workflows { client: self }
     }
 
     pub fn playbooks(&self) -> crate::Playbooks<'_> {

@@ -16,6 +16,7 @@
 //! (`orchestrator_core::api`, re-exported as [`api`]). Failures are one
 //! [`Error`]; an error answered by the server carries its status and envelope.
 
+mod agents;
 mod api_keys;
 mod auth;
 mod catalog;
@@ -26,9 +27,12 @@ mod health;
 mod logs;
 mod playbooks;
 mod sse;
+mod tasks;
 mod tenants;
+mod workflows;
 mod workspaces;
 
+pub use agents::{Agents, Workers};
 pub use api_keys::ApiKeys;
 pub use auth::{Auth, Session};
 pub use catalog::Catalog;
@@ -40,5 +44,7 @@ pub use logs::{LogStreamItem, Logs, StreamFrom};
 pub use orchestrator_core::api;
 pub use playbooks::Playbooks;
 pub use sse::SseEvent;
+pub use tasks::{TaskOperation, Tasks};
 pub use tenants::Tenants;
+pub use workflows::Workflows;
 pub use workspaces::{Downloaded, Workspaces};

@@ -21,6 +21,10 @@ pub struct CoreConfig {
     pub refresh_token_ttl: Duration,
     /// How long a credential check may be served from memory.
     pub credential_cache_ttl: Duration,
+    /// How often the server runs the liveness and timeout sweep.
+    pub liveness_interval: Duration,
+    /// How long an inactive agent's task stays held before it is released.
+    pub liveness_grace: Duration,
     /// A directory that replaces the bundled community catalog
     /// (`ORCH_CATALOG_DIR`); see [`crate::catalog`] for its layout.
     pub catalog_dir: Option<std::path::PathBuf>,
@@ -43,6 +47,8 @@ impl CoreConfig {
             access_token_ttl: Duration::from_secs(3600),
             refresh_token_ttl: Duration::from_secs(7 * 24 * 3600),
             credential_cache_ttl: Duration::from_secs(2),
+            liveness_interval: Duration::from_secs(10),
+            liveness_grace: Duration::from_secs(60),
             catalog_dir: None,
             stream_heartbeat: Duration::from_secs(15),
             stream_slow_consumer_timeout: Duration::from_secs(30),

@@ -14,11 +14,18 @@
 //!   each holding its service, its rows and its rules;
 //! - [`idempotency`]: the `request_id` replay mechanism every mutating write uses;
 //! - [`secrets`]: the master key, token signing and encryption at rest;
-//! - [`maintenance`]: retention sweeps (idempotency records, dead sessions).
+//! - [`maintenance`]: retention sweeps (idempotency records, dead sessions);
+//! - the work: [`agents`], [`workers`], [`tasks`] (the state machine in
+//!   `tasks::state`, the claim engine in `tasks::claim`), [`workflows`]
+//!   (stages, work items, activations, the event feed, operations packets)
+//!   and [`liveness`] (heartbeat expiry, task release and timeouts).
 //!
 //! Without the `store` feature only [`api`] is built; that is what the SDK uses.
 
 pub mod api;
+
+#[cfg(feature = "store")]
+pub mod agents;
 
 #[cfg(feature = "store")]
 pub mod api_keys;
@@ -41,6 +48,7 @@ pub mod git;
 #[cfg(feature = "store")]
 pub mod idempotency;
 #[cfg(feature = "store")]
+pub mod liveness;
 pub mod logs;
 #[cfg(feature = "store")]
 pub mod maintenance;
@@ -51,7 +59,13 @@ pub mod secrets;
 #[cfg(feature = "store")]
 pub mod store;
 #[cfg(feature = "store")]
+pub mod tasks;
+#[cfg(feature = "store")]
 pub mod tenants;
+#[cfg(feature = "store")]
+pub mod workers;
+#[cfg(feature = "store")]
+pub mod workflows;
 #[cfg(feature = "store")]
 pub mod workspaces;
 

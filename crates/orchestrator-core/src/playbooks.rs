@@ -160,36 +160,47 @@ async fn current_row(
     .await)?)
 }
 
-/// Workflows that reference any revision of the family.
-///
-/// Wired by the workflows module: until a `workflows` table exists this
-/// answers no references. The intended query counts `workflows` rows with
-/// `tenant_id = $1 AND playbook_id IN (SELECT id FROM playbooks WHERE family_id = $2)`,
-/// `active` being those whose `state` is not completed, failed or cancelled.
+/// Workflows that reference any revision of the family (`active`: not
+/// completed, failed or cancelled).
 pub(crate) async fn workflow_references(
-    _access: &mut impl Access,
-    _tenant_id: Uuid,
-    _family_id: Uuid,
+    access: &mut impl Access,
+    tenant_id: Uuid,
+    family_id: Uuid,
 ) -> Result<WorkflowReferences> {
-    // wired by the workflows module
+    let rows: Vec<(Uuid, String)> = on_db!(access, c => sqlx::query_as(
+        "SELECT id, state FROM workflows WHERE tenant_id = $1 \
+         AND playbook_id IN (SELECT id FROM playbooks WHERE family_id = $2) ORDER BY created_at, id",
+    )
+    .bind(tenant_id)
+    .bind(family_id)
+    .fetch_all(c)
+    .await)?;
     Ok(WorkflowReferences {
-        total: 0,
-        active: 0,
-        workflow_ids: Vec::new(),
+        total: rows.len() as i64,
+        active: rows
+            .iter()
+            .filter(|(_, state)| !matches!(state.as_str(), "completed" | "failed" | "cancelled"))
+            .count() as i64,
+        workflow_ids: rows.into_iter().map(|(id, _)| id).collect(),
     })
 }
 
-/// Removes the workflows (and what hangs off them) of a family before a
-/// permanent delete; answers how many it removed.
-///
-/// Wired by the workflows module: removes nothing until workflows exist.
+/// Removes the workflows (and their stages, work items, activations and
+/// tasks, by cascade) of a family before a permanent delete; answers how
+/// many it removed.
 pub(crate) async fn delete_family_workflows(
-    _tx: &mut Tx,
-    _tenant_id: Uuid,
-    _family_id: Uuid,
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    family_id: Uuid,
 ) -> Result<i64> {
-    // wired by the workflows module
-    Ok(0)
+    let removed = on_db!(tx, c => sqlx::query(
+        "DELETE FROM workflows WHERE tenant_id = $1 \
+         AND playbook_id IN (SELECT id FROM playbooks WHERE family_id = $2)",
+    )
+    .bind(tenant_id)
+    .bind(family_id)
+    .execute(c).await.map(|r| r.rows_affected()))?;
+    Ok(removed as i64)
 }
 
 /// The fields of a revision to insert.

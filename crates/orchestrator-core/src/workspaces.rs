@@ -96,19 +96,25 @@ pub(crate) async fn require_workspace(
         .ok_or(Error::not_found("workspace"))
 }
 
-/// Workflow counts of a workspace.
-///
-/// Wired by the workflows module: answers zeros until a `workflows` table
-/// exists. The intended query counts `workflows` rows with `tenant_id` and
-/// `workspace_id`, `open` being those whose `state` is not completed, failed
-/// or cancelled.
+/// Workflow counts of a workspace (`open`: not completed, failed or
+/// cancelled).
 pub(crate) async fn workflow_summary(
-    _access: &mut impl Access,
-    _tenant_id: Uuid,
-    _workspace_id: Uuid,
+    access: &mut impl Access,
+    tenant_id: Uuid,
+    workspace_id: Uuid,
 ) -> Result<WorkspaceSummary> {
-    // wired by the workflows module
-    Ok(WorkspaceSummary::default())
+    let (total, open): (i64, Option<i64>) = on_db!(access, c => sqlx::query_as(
+        "SELECT COUNT(*), SUM(CASE WHEN state IN ('completed', 'failed', 'cancelled') THEN 0 ELSE 1 END) \
+         FROM workflows WHERE tenant_id = $1 AND workspace_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(workspace_id)
+    .fetch_one(c)
+    .await)?;
+    Ok(WorkspaceSummary {
+        workflow_count: total,
+        open_workflow_count: open.unwrap_or(0),
+    })
 }
 
 /// The context a workspace's git token is encrypted under.

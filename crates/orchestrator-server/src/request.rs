@@ -119,6 +119,11 @@ impl Req {
         Reply::data(StatusCode::OK, &self.request_id, data)
     }
 
+    /// `{data, meta}` with extra `meta` fields beside `request_id` and `timestamp`.
+    pub fn ok_with_meta<T: Serialize, M: Serialize>(&self, data: &T, meta: &M) -> Reply {
+        Reply::data_with_meta(StatusCode::OK, &self.request_id, data, meta)
+    }
+
     pub fn created<T: Serialize>(&self, data: &T) -> Reply {
         Reply::data(StatusCode::CREATED, &self.request_id, data)
     }

@@ -84,6 +84,7 @@ impl Reply {
     /// `{data, meta}` where `meta` carries route-specific fields (cursors)
     /// beside `request_id` and `timestamp`.
     pub(crate) fn data_with_meta<T: Serialize, M: Serialize>(
+        status: StatusCode,
         request_id: &str,
         data: &T,
         extra: &M,
@@ -96,7 +97,7 @@ impl Reply {
                 timestamp: Timestamp::now(),
             },
         };
-        Self::json(StatusCode::OK, serde_json::to_vec(&out))
+        Self::json(status, serde_json::to_vec(&out))
     }
 
     /// A JSON body exactly as given (the contract's plain error objects, such
@@ -159,6 +160,17 @@ impl Reply {
                     stream: None,
                 }
             }
+        }
+    }
+
+    /// A body that is not the JSON envelope (SSE frames, plain error objects
+    /// the contract names).
+    pub(crate) fn raw(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Self {
+        Self {
+            status,
+            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body: Some(body),
+            stream: None,
         }
     }
 

@@ -99,6 +99,7 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
         stopped.clone(),
         config.shutdown_grace,
     ));
+    tokio::spawn(liveness_loop(core.clone(), stopped.clone()));
     tokio::spawn(maintenance_loop(core.clone(), stopped));
     tracing::info!(%addr, database = core.store().dialect().as_str(), "orch control plane listening");
     Ok(ServerHandle {
@@ -185,6 +186,25 @@ async fn maintenance_loop(core: ControlPlane, mut stopped: watch::Receiver<bool>
             Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
         }
         next = tokio::time::Instant::now() + Duration::from_secs(3600);
+    }
+}
+
+/// Runs the liveness and timeout sweep every `liveness_interval`.
+async fn liveness_loop(core: ControlPlane, mut stopped: watch::Receiver<bool>) {
+    let every = core
+        .config()
+        .liveness_interval
+        .max(Duration::from_millis(50));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stopped.changed() => return,
+        }
+        match core.sweep_liveness().await {
+            Ok(swept) if swept != Default::default() => tracing::info!(?swept, "liveness sweep"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "liveness sweep failed"),
+        }
     }
 }
 

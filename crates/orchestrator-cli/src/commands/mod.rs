@@ -1,5 +1,6 @@
 //! One module per resource; each verb has its own clap `Args`.
 
+pub mod agents;
 pub mod api_keys;
 pub mod catalog;
 pub mod completions;
@@ -8,7 +9,9 @@ pub mod login;
 pub mod logs;
 pub mod playbooks;
 pub mod serve;
+pub mod tasks;
 pub mod tenants;
+pub mod workflows;
 pub mod workspaces;
 
 use crate::cli::{Cli, Command};
@@ -36,6 +39,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ApiKeys(command) => api_keys::run(&global, command).await,
         Command::Tenants(command) => tenants::run(&global, command).await,
         Command::Completions(args) => completions::run(args),
+        Command::Workflows(command) => workflows::run(&global, command).await,
+        Command::Tasks(command) => tasks::run(&global, command).await,
+        Command::Agents(command) => agents::run(&global, command).await,
+        Command::Workers(command) => agents::run_workers(&global, command).await,
         Command::Playbooks(command) => playbooks::run(&global, command).await,
         Command::Workspaces(command) => workspaces::run(&global, command).await,
         Command::Catalog(command) => catalog::run(&global, command).await,

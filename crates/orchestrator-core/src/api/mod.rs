@@ -12,6 +12,7 @@
 //! - optional request fields are `Option` and absent optional response fields
 //!   are serialized as `null` so clients see a stable shape.
 
+pub mod agents;
 pub mod api_keys;
 pub mod auth;
 pub mod catalog;
@@ -21,10 +22,13 @@ pub mod events;
 pub mod logs;
 pub mod pagination;
 pub mod playbooks;
+pub mod tasks;
 pub mod tenants;
 mod time;
+pub mod workflows;
 pub mod workspaces;
 
+pub use agents::*;
 pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
 pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
 pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};
@@ -36,8 +40,10 @@ pub use logs::{
     SortOrder,
 };
 pub use pagination::{Page, PageRequest};
+pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};
 pub use time::Timestamp;
+pub use workflows::*;
 
 /// The fixed id of the tenant every fresh installation starts with.
 pub const DEFAULT_TENANT_ID: uuid::Uuid = uuid::Uuid::from_u128(1);

@@ -21,8 +21,7 @@ const STREAM_BATCH: u32 = 200;
 pub(crate) async fn list(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     let filter: EventFilter = req.query()?;
     let page = app.core.list_events(req.caller()?, filter).await?;
-    Ok(Reply::data_with_meta(
-        &req.request_id,
+    Ok(req.ok_with_meta(
         &page.items,
         &json!({ "next_after": page.next_after, "has_more": page.has_more }),
     ))

@@ -65,8 +65,7 @@ pub(crate) async fn query(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         .core
         .query_logs(req.caller()?, filter, detail, cursor.as_deref(), per_page)
         .await?;
-    Ok(Reply::data_with_meta(
-        &req.request_id,
+    Ok(req.ok_with_meta(
         &page.items,
         &json!({ "next_cursor": page.next_cursor, "per_page": per_page }),
     ))

@@ -5,6 +5,7 @@
 //! A handler parses its input from [`Req`], calls one core method and renders
 //! the answer. Nothing else.
 
+mod agents;
 mod api_keys;
 mod auth;
 mod catalog;
@@ -12,7 +13,9 @@ mod events;
 mod health;
 mod logs;
 mod playbooks;
+mod tasks;
 mod tenants;
+mod workflows;
 mod workspaces;
 
 use crate::app::App;
@@ -113,6 +116,210 @@ pub(crate) fn table() -> Vec<Route> {
         Route::scoped(M::GET, "/api/v1/api-keys", Admin, api_keys::list),
         Route::scoped(M::POST, "/api/v1/api-keys", Admin, api_keys::create),
         Route::scoped(M::DELETE, "/api/v1/api-keys/{id}", Admin, api_keys::revoke),
+        // Agents and workers
+        Route::scoped(M::POST, "/api/v1/agents/register", Agent, agents::register),
+        Route::scoped(M::GET, "/api/v1/agents", Agent, agents::list),
+        Route::scoped(M::GET, "/api/v1/agents/{id}", Agent, agents::get),
+        Route::scoped(
+            M::POST,
+            "/api/v1/agents/{id}/heartbeat",
+            Agent,
+            agents::heartbeat,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workers/register",
+            Worker,
+            agents::register_worker,
+        ),
+        Route::scoped(M::GET, "/api/v1/workers", Agent, agents::list_workers),
+        Route::scoped(M::GET, "/api/v1/workers/{id}", Agent, agents::get_worker),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workers/{id}/heartbeat",
+            Worker,
+            agents::worker_heartbeat,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workers/{id}/next",
+            Worker,
+            agents::worker_next,
+        ),
+        // Tasks
+        Route::scoped(M::POST, "/api/v1/tasks", Agent, tasks::create),
+        Route::scoped(M::GET, "/api/v1/tasks", Agent, tasks::list),
+        Route::scoped(M::POST, "/api/v1/tasks/claim", Agent, tasks::claim),
+        Route::scoped(M::GET, "/api/v1/tasks/{id}", Agent, tasks::get),
+        Route::scoped(M::GET, "/api/v1/tasks/{id}/context", Agent, tasks::context),
+        Route::scoped(M::GET, "/api/v1/tasks/{id}/git", Agent, tasks::git),
+        Route::scoped(M::GET, "/api/v1/tasks/{id}/stream", Agent, tasks::stream).unlimited(),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/claim-credentials",
+            Agent,
+            tasks::claim_credentials,
+        ),
+        Route::scoped(M::POST, "/api/v1/tasks/{id}/start", Agent, tasks::start),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/complete",
+            Agent,
+            tasks::complete,
+        ),
+        Route::scoped(M::POST, "/api/v1/tasks/{id}/fail", Agent, tasks::fail),
+        Route::scoped(M::POST, "/api/v1/tasks/{id}/retry", Admin, tasks::retry),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/request-changes",
+            Admin,
+            tasks::request_changes,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/reassign",
+            Admin,
+            tasks::reassign,
+        ),
+        Route::scoped(M::POST, "/api/v1/tasks/{id}/skip", Admin, tasks::skip),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/escalate",
+            Admin,
+            tasks::escalate,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/resolve-escalation",
+            Admin,
+            tasks::resolve_escalation,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/approve-output",
+            Admin,
+            tasks::approve_output,
+        ),
+        Route::scoped(M::POST, "/api/v1/tasks/{id}/cancel", Admin, tasks::cancel),
+        Route::scoped(
+            M::GET,
+            "/api/v1/tasks/{id}/handoffs",
+            Agent,
+            tasks::list_handoffs,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/handoffs",
+            Agent,
+            tasks::create_handoff,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/artifacts",
+            Agent,
+            tasks::add_artifact,
+        )
+        .body_limit(UPLOAD_BODY_LIMIT),
+        // Workflows
+        Route::scoped(M::POST, "/api/v1/workflows", Admin, workflows::create),
+        Route::scoped(M::GET, "/api/v1/workflows", Agent, workflows::list),
+        Route::scoped(M::GET, "/api/v1/workflows/{id}", Agent, workflows::get),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workflows/{id}/redrives",
+            Admin,
+            workflows::redrive,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workflows/{id}/events",
+            Agent,
+            workflows::events,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workflows/{id}/activations",
+            Admin,
+            workflows::enqueue_activation,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workflows/{id}/activations",
+            Agent,
+            workflows::list_activations,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workflows/{id}/board",
+            Agent,
+            workflows::board,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workflows/{id}/stages",
+            Agent,
+            workflows::stages,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workflows/{id}/pause",
+            Admin,
+            workflows::pause,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workflows/{id}/resume",
+            Admin,
+            workflows::resume,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workflows/{id}/cancel",
+            Admin,
+            workflows::cancel,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workflows/{id}/work-items",
+            Agent,
+            workflows::create_work_item,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workflows/{id}/work-items",
+            Agent,
+            workflows::list_work_items,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workflows/{id}/work-items/{work_item_id}",
+            Agent,
+            workflows::get_work_item,
+        ),
+        Route::scoped(
+            M::PATCH,
+            "/api/v1/workflows/{id}/work-items/{work_item_id}",
+            Agent,
+            workflows::update_work_item,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/operations/workflows/rail",
+            Agent,
+            workflows::rail,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/operations/workflows/{id}/workspace",
+            Agent,
+            workflows::operations_workspace,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workspaces/{id}/planning-workflow",
+            Admin,
+            workflows::planning_workflow,
+        ),
         // Playbooks
         Route::scoped(M::POST, "/api/v1/playbooks", Admin, playbooks::create),
         Route::scoped(M::GET, "/api/v1/playbooks", Agent, playbooks::list),

@@ -1,0 +1,115 @@
+//! `/agents` and `/workers`.
+
+use crate::client::{Client, M, page_query};
+use crate::error::Result;
+use orchestrator_core::api::{
+    Agent, HeartbeatAck, Page, PageRequest, RegisterAgent, RegisterWorker, RegisteredWorker, Task,
+    Worker, WorkerHeartbeat, WorkerNext,
+};
+use serde_json::Value;
+use uuid::Uuid;
+
+pub struct Agents<'c> {
+    pub(crate) client: &'c Client,
+}
+
+impl Agents<'_> {
+    /// `POST /agents/register`: `api_key` is set when `issue_api_key` was true.
+    pub async fn register(&self, request: &RegisterAgent) -> Result<Agent> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/agents/register")
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `POST /agents/:id/heartbeat`.
+    pub async fn heartbeat(&self, id: Uuid) -> Result<HeartbeatAck> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/agents/{id}/heartbeat")),
+            )
+            .await
+    }
+
+    /// `GET /agents`: newest first.
+    pub async fn list(&self, page: PageRequest) -> Result<Page<Agent>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, "/api/v1/agents")
+                    .query(&page_query(page)),
+            )
+            .await
+    }
+
+    /// `GET /agents/:id`.
+    pub async fn get(&self, id: Uuid) -> Result<Agent> {
+        self.client
+            .data(self.client.request(M::GET, &format!("/api/v1/agents/{id}")))
+            .await
+    }
+}
+
+pub struct Workers<'c> {
+    pub(crate) client: &'c Client,
+}
+
+impl Workers<'_> {
+    /// `POST /workers/register`: the worker key and agent keys are shown once.
+    pub async fn register(&self, request: &RegisterWorker) -> Result<RegisteredWorker> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/workers/register")
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `POST /workers/:id/heartbeat`.
+    pub async fn heartbeat(&self, id: Uuid, request: &WorkerHeartbeat) -> Result<Value> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/workers/{id}/heartbeat"))
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `POST /workers/:id/next`: `None` when there is nothing to claim (204).
+    pub async fn next(&self, id: Uuid, request: &WorkerNext) -> Result<Option<Task>> {
+        self.client
+            .data_or_none(
+                self.client
+                    .request(M::POST, &format!("/api/v1/workers/{id}/next"))
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `GET /workers`: newest first.
+    pub async fn list(&self, page: PageRequest) -> Result<Page<Worker>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, "/api/v1/workers")
+                    .query(&page_query(page)),
+            )
+            .await
+    }
+
+    /// `GET /workers/:id`.
+    pub async fn get(&self, id: Uuid) -> Result<Worker> {
+        self.client
+            .data(
+                self.client
+                    .request(M::GET, &format!("/api/v1/workers/{id}")),
+            )
+            .await
+    }
+}

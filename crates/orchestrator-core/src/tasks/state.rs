@@ -1,0 +1,145 @@
+//! The task state machine of decisions §4, in one place.
+//!
+//! Every task operation asks [`transition`] where the task goes from its
+//! current state; anything not in the table is
+//! [`Error::InvalidTransition`] (409 `INVALID_STATE_TRANSITION` with
+//! `current_state` and `requested_state`).
+
+use crate::api::TaskState;
+use crate::error::{Error, Result};
+
+/// An operation on a task, with the facts that pick between its outcomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskOp {
+    Claim,
+    Start,
+    /// `passed` is `verification.passed` (true when not given).
+    Complete {
+        passed: bool,
+    },
+    /// `retry_left`: `auto_retry` and `retry_count < max_retries`.
+    Fail {
+        retry_left: bool,
+    },
+    Retry,
+    RequestChanges,
+    Reassign,
+    Skip,
+    Escalate,
+    ResolveEscalation,
+    ApproveOutput,
+    Cancel,
+    /// The holder went silent (liveness) and the grace is over.
+    AgentLost {
+        retry_left: bool,
+    },
+    Timeout,
+}
+
+impl TaskOp {
+    /// The name used in errors and events (`requested_state` is the nominal
+    /// target, the operation name goes in the message).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Claim => "claim",
+            Self::Start => "start",
+            Self::Complete { .. } => "complete",
+            Self::Fail { .. } => "fail",
+            Self::Retry => "retry",
+            Self::RequestChanges => "request-changes",
+            Self::Reassign => "reassign",
+            Self::Skip => "skip",
+            Self::Escalate => "escalate",
+            Self::ResolveEscalation => "resolve-escalation",
+            Self::ApproveOutput => "approve-output",
+            Self::Cancel => "cancel",
+            Self::AgentLost { .. } => "release",
+            Self::Timeout => "timeout",
+        }
+    }
+
+    /// The state the operation asks for when nothing special happens.
+    fn nominal(self) -> TaskState {
+        use TaskState::*;
+        match self {
+            Self::Claim => Claimed,
+            Self::Start => InProgress,
+            Self::Complete { .. } | Self::Skip | Self::ApproveOutput => Completed,
+            Self::Fail { .. } | Self::Timeout => Failed,
+            Self::Retry
+            | Self::RequestChanges
+            | Self::Reassign
+            | Self::ResolveEscalation
+            | Self::AgentLost { .. } => Pending,
+            Self::Escalate => Escalated,
+            Self::Cancel => Cancelled,
+        }
+    }
+}
+
+/// Where `op` takes a task in state `from`. Returning `from` itself means a
+/// no-op (a repeated `start`).
+pub fn transition(op: TaskOp, from: TaskState) -> Result<TaskState> {
+    use TaskState::*;
+    let to = match (op, from) {
+        (TaskOp::Claim, Pending) => Claimed,
+        (TaskOp::Start, Claimed) => InProgress,
+        (TaskOp::Start, InProgress) => InProgress,
+        (TaskOp::Complete { passed: true }, Claimed | InProgress) => Completed,
+        (TaskOp::Complete { passed: false }, Claimed | InProgress) => OutputPendingAssessment,
+        (TaskOp::Fail { retry_left: true }, Claimed | InProgress) => Pending,
+        (TaskOp::Fail { retry_left: false }, Claimed | InProgress) => Failed,
+        (TaskOp::Retry, Failed | Cancelled | OutputPendingAssessment) => Pending,
+        (TaskOp::RequestChanges, Completed | OutputPendingAssessment | Failed) => Pending,
+        (TaskOp::Reassign, Pending | Claimed | InProgress | Failed) => Pending,
+        (TaskOp::Skip, Pending | Failed | OutputPendingAssessment | Escalated) => Completed,
+        (TaskOp::Escalate, Claimed | InProgress) => Escalated,
+        (TaskOp::ResolveEscalation, Escalated) => Pending,
+        (TaskOp::ApproveOutput, OutputPendingAssessment) => Completed,
+        (TaskOp::Cancel, s) if s != Completed && s != Cancelled => Cancelled,
+        (TaskOp::AgentLost { retry_left: true }, Claimed | InProgress) => Pending,
+        (TaskOp::AgentLost { retry_left: false }, Claimed | InProgress) => Failed,
+        (TaskOp::Timeout, Claimed | InProgress) => Failed,
+        _ => {
+            return Err(Error::InvalidTransition {
+                resource: "task",
+                current: from.as_str().to_owned(),
+                requested: op.nominal().as_str().to_owned(),
+            });
+        }
+    };
+    Ok(to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TaskState::*;
+
+    #[test]
+    fn table_of_decisions_4() {
+        assert_eq!(transition(TaskOp::Claim, Pending).unwrap(), Claimed);
+        assert!(transition(TaskOp::Claim, Claimed).is_err());
+        assert_eq!(transition(TaskOp::Start, InProgress).unwrap(), InProgress);
+        assert_eq!(
+            transition(TaskOp::Complete { passed: false }, Claimed).unwrap(),
+            OutputPendingAssessment
+        );
+        assert_eq!(
+            transition(TaskOp::Fail { retry_left: true }, InProgress).unwrap(),
+            Pending
+        );
+        assert!(transition(TaskOp::Cancel, Completed).is_err());
+        assert_eq!(transition(TaskOp::Cancel, Failed).unwrap(), Cancelled);
+        let Err(Error::InvalidTransition {
+            current, requested, ..
+        }) = transition(TaskOp::Complete { passed: true }, Pending)
+        else {
+            panic!("expected an invalid transition")
+        };
+        assert_eq!(
+            (current.as_str(), requested.as_str()),
+            ("pending", "completed")
+        );
+    }
+}
