@@ -771,3 +771,86 @@ async fn stats_helpers_and_platform_auth_rows() {
     assert_eq!(failed.level, LogLevel::Warn);
     assert_eq!(failed.resource_id, Some(revoked.key.id.to_string()));
 }
+
+/// Task lifecycle operations write their own platform rows, in the same
+/// transaction as the change, linked to the task.
+#[tokio::test]
+async fn task_lifecycle_operations_write_platform_rows() {
+    let server = TestServer::start().await;
+    let http = server.http();
+    let post = |path: &str, key: &str, body: Value| {
+        http.post(server.at(&format!("/api/v1{path}")))
+            .bearer_auth(key)
+            .json(&body)
+            .send()
+    };
+    let data = |response: reqwest::Response| async move {
+        assert!(response.status().is_success(), "{}", response.status());
+        response.json::<Value>().await.unwrap()["data"].clone()
+    };
+    let admin = server.admin_key.clone();
+    let agent = data(
+        post(
+            "/agents/register",
+            &admin,
+            json!({"name": "logger", "issue_api_key": true}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+    let agent_key = agent["api_key"].as_str().unwrap().to_owned();
+    let task = data(
+        post("/tasks", &admin, json!({"title": "t", "type": "code"}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    let id = task["id"].as_str().unwrap().to_owned();
+    data(
+        post("/tasks/claim", &agent_key, json!({"agent_id": agent["id"]}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    data(
+        post(&format!("/tasks/{id}/start"), &agent_key, json!({}))
+            .await
+            .unwrap(),
+    )
+    .await;
+    data(
+        post(
+            &format!("/tasks/{id}/complete"),
+            &agent_key,
+            json!({"output": {"ok": true}}),
+        )
+        .await
+        .unwrap(),
+    )
+    .await;
+
+    let rows = server
+        .admin()
+        .logs()
+        .query(&LogQuery {
+            filter: LogFilter {
+                task_id: Some(id.parse().unwrap()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .items;
+    let mut operations: Vec<&str> = rows.iter().map(|r| r.operation.as_str()).collect();
+    operations.reverse(); // newest first → in order
+    assert_eq!(operations, ["task.claim", "task.start", "task.complete"]);
+    for row in &rows {
+        assert_eq!(row.source, LogSource::Platform);
+        assert_eq!(row.category, LogCategory::TaskLifecycle);
+        assert_eq!(row.status, Some(LogStatus::Completed));
+        assert_eq!(row.resource_type.as_deref(), Some("task"));
+    }
+    assert_eq!(rows[0].payload.as_ref().unwrap()["to_state"], "completed");
+}

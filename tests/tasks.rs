@@ -201,8 +201,9 @@ async fn every_operation_from_its_allowed_states_and_refused_elsewhere() {
             .len(),
         2
     );
-    // Streaming while held; not streaming otherwise.
-    let stream = server
+    // Streaming while held: the task's stored events, then live ones (the
+    // stream stays open across the fail below).
+    let mut stream = server
         .http()
         .get(server.at(&format!("/api/v1/tasks/{id}/stream")))
         .bearer_auth(admin)
@@ -210,13 +211,10 @@ async fn every_operation_from_its_allowed_states_and_refused_elsewhere() {
         .await
         .unwrap();
     assert_eq!(stream.headers()["content-type"], "text/event-stream");
-    assert!(
-        stream
-            .text()
-            .await
-            .unwrap()
-            .contains("event: task.state_changed")
-    );
+    let mut seen = String::new();
+    read_until(&mut stream, &mut seen, |s| s.contains("in_progress")).await;
+    let replayed = seen.matches("event: task.state_changed").count();
+    assert!(replayed >= 2, "claim and start replayed: {seen}");
     // claim-credentials: no handle is 400; an unknown handle 404; a malformed one 400.
     let (status, _) = api
         .call(
@@ -258,6 +256,11 @@ async fn every_operation_from_its_allowed_states_and_refused_elsewhere() {
         (failed["state"].as_str(), failed["retry_count"].as_i64()),
         (Some("pending"), Some(1))
     );
+    read_until(&mut stream, &mut seen, |s| {
+        s.matches("event: task.state_changed").count() > replayed
+    })
+    .await;
+    drop(stream);
     assert_eq!(failed["error"]["message"], "boom");
     assert!(failed["assigned_agent_id"].is_null());
     // claim again, escalate (reason required) → escalated; resolve → pending.
@@ -588,4 +591,21 @@ async fn every_operation_from_its_allowed_states_and_refused_elsewhere() {
         .await;
     assert_eq!(context["task"]["id"], json!(id));
     assert!(context["documents"].is_array() && context["attachments"].is_array());
+}
+
+/// Reads SSE bytes into `seen` until `done` holds, failing after 10 s.
+async fn read_until(
+    stream: &mut reqwest::Response,
+    seen: &mut String,
+    done: impl Fn(&str) -> bool,
+) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !done(seen) {
+        let chunk = tokio::time::timeout_at(deadline, stream.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("stream stalled; so far: {seen}"))
+            .unwrap()
+            .expect("the stream stays open");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
 }

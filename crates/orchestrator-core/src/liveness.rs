@@ -183,7 +183,7 @@ impl ControlPlane {
         row.state = to.as_str().into();
         row.updated_at = now;
         tasks::save(&mut tx, &row).await?;
-        tasks::record_change(&mut tx, &caller, &before, from, to, category).await?;
+        tasks::record_change(&mut tx, &caller, &before, op, (from, to), category).await?;
         crate::workflows::after_task_change(&mut tx, &caller, &row, from, to).await?;
         tx.commit().await?;
         Ok(true)

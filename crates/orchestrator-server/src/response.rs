@@ -163,17 +163,6 @@ impl Reply {
         }
     }
 
-    /// A body that is not the JSON envelope (SSE frames, plain error objects
-    /// the contract names).
-    pub(crate) fn raw(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Self {
-        Self {
-            status,
-            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
-            body: Some(body),
-            stream: None,
-        }
-    }
-
     /// Adds a header (for `Set-Cookie`, several may be added).
     pub(crate) fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));

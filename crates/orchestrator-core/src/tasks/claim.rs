@@ -144,8 +144,8 @@ pub(crate) async fn claim_in(
         tx,
         caller,
         &row,
-        TaskState::Pending,
-        TaskState::Claimed,
+        super::state::TaskOp::Claim,
+        (TaskState::Pending, TaskState::Claimed),
         "claimed",
     )
     .await?;

@@ -19,15 +19,16 @@ pub mod claim;
 pub mod state;
 
 use crate::api::{
-    CompleteTask, CreateHandoff, CreateTask, ExecutionBackend, FailTask, Handoff, Page,
-    PageRequest, Priority, Scope, StartTask, Task, TaskAction, TaskError, TaskFilter, TaskGit,
-    TaskKind, TaskState, Timestamp,
+    CompleteTask, CreateHandoff, CreateTask, ExecutionBackend, FailTask, Handoff, LogCategory,
+    LogLevel, LogStatus, Page, PageRequest, Priority, Scope, StartTask, Task, TaskAction,
+    TaskError, TaskFilter, TaskGit, TaskKind, TaskState, Timestamp,
 };
 use crate::auth::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
+use crate::logs::{self, PlatformLog};
 use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -295,12 +296,15 @@ pub(crate) async fn save(tx: &mut Tx, row: &TaskRow) -> Result<()> {
 }
 
 /// Writes `task.state_changed` for `row` going `from` → its current state.
+/// Records a task's change of state: the `task.state_changed` event and the
+/// platform log row (`task.<operation>`, category `task_lifecycle`), both in
+/// `tx`, so the feed and the logs say what happened exactly when it commits.
 pub(crate) async fn record_change(
     tx: &mut Tx,
     caller: &Caller,
     row: &TaskRow,
-    from: TaskState,
-    to: TaskState,
+    op: TaskOp,
+    (from, to): (TaskState, TaskState),
     reason: &str,
 ) -> Result<()> {
     let mut event = NewEvent::new(
@@ -323,7 +327,39 @@ pub(crate) async fn record_change(
     event.workflow_id = row.workflow_id;
     event.workspace_id = row.workspace_id;
     events::record(tx, caller, row.tenant_id, event).await?;
-    Ok(())
+    let operation = format!("task.{}", op.name());
+    let failed = matches!(to, TaskState::Failed);
+    let mut log = PlatformLog::new(
+        LogCategory::TaskLifecycle,
+        &operation,
+        if failed {
+            LogStatus::Failed
+        } else {
+            LogStatus::Completed
+        },
+    );
+    if failed || matches!(op, TaskOp::AgentLost { .. } | TaskOp::Timeout) {
+        log.level = LogLevel::Warn;
+    }
+    log.payload = json!({
+        "from_state": from.as_str(),
+        "to_state": to.as_str(),
+        "reason": reason,
+        "agent_id": row.assigned_agent_id,
+        "worker_id": row.assigned_worker_id,
+        "title": row.title,
+    });
+    log.workspace_id = row.workspace_id;
+    log.workflow_id = row.workflow_id;
+    log.task_id = Some(row.id);
+    log.work_item_id = row.work_item_id;
+    log.activation_id = row.activation_id;
+    log.stage_name = row.stage_name.clone();
+    log.role = row.role.clone();
+    log.is_orchestrator_task = Some(row.is_orchestrator());
+    log.resource_type = Some("task");
+    log.resource_id = Some(row.id.to_string());
+    logs::write_platform_log(tx, caller, row.tenant_id, log).await
 }
 
 /// The parameters of a task insert (used by `POST /tasks` and by activations).
@@ -623,7 +659,7 @@ impl ControlPlane {
         row.started_at = Some(now);
         row.updated_at = now;
         save(&mut tx, &row).await?;
-        record_change(&mut tx, caller, &row, from, to, "started").await?;
+        record_change(&mut tx, caller, &row, TaskOp::Start, (from, to), "started").await?;
         tx.commit().await?;
         row.to_api()
     }
@@ -659,7 +695,15 @@ impl ControlPlane {
         if from == TaskState::Claimed {
             row.state = TaskState::InProgress.as_str().into();
             row.started_at = Some(now);
-            record_change(tx, caller, &row, from, TaskState::InProgress, "started").await?;
+            record_change(
+                tx,
+                caller,
+                &row,
+                TaskOp::Start,
+                (from, TaskState::InProgress),
+                "started",
+            )
+            .await?;
         }
         row.state = to.as_str().into();
         row.output = Some(Json(request.output.clone().unwrap_or(Value::Null)));
@@ -677,7 +721,15 @@ impl ControlPlane {
         } else {
             from
         };
-        record_change(tx, caller, &row, via, to, "completed").await?;
+        record_change(
+            tx,
+            caller,
+            &row,
+            TaskOp::Complete { passed },
+            (via, to),
+            "completed",
+        )
+        .await?;
         for artifact in request.artifacts.iter().flatten() {
             store_artifact(tx, caller, &row, artifact).await?;
         }
@@ -822,7 +874,7 @@ impl ControlPlane {
         row.updated_at = now;
         save(tx, &row).await?;
         let why = reason.clone().unwrap_or_else(|| op.name().to_owned());
-        record_change(tx, caller, &before, from, to, &why).await?;
+        record_change(tx, caller, &before, op, (from, to), &why).await?;
         crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
         let task = row.to_api()?;
         write.finish(task).await
@@ -998,7 +1050,15 @@ pub(crate) async fn fail_in(
     row.updated_at = now;
     save(tx, &row).await?;
     // The event names the agent that held the task.
-    record_change(tx, caller, &before, from, to, reason).await?;
+    record_change(
+        tx,
+        caller,
+        &before,
+        TaskOp::Fail { retry_left },
+        (from, to),
+        reason,
+    )
+    .await?;
     crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
     Ok(row)
 }
@@ -1046,57 +1106,14 @@ impl ControlPlane {
         Err(Error::not_found("claim handle"))
     }
 
-    /// Whether a task streams (claimed or in progress), and its stored
-    /// events so far (`GET /tasks/:id/stream`).
-    pub async fn task_stream_events(
-        &self,
-        caller: &Caller,
-        id: Uuid,
-    ) -> Result<Option<Vec<crate::api::Event>>> {
+    /// Whether a task streams (`GET /tasks/:id/stream`): it does while it is
+    /// claimed or in progress. The stream itself is the entity-event stream
+    /// filtered to the task.
+    pub async fn task_is_streaming(&self, caller: &Caller, id: Uuid) -> Result<bool> {
         let mut conn = self.store().read().await?;
         let row = find(&mut conn, caller.tenant_id, id)
             .await?
             .ok_or(Error::not_found("task"))?;
-        if !row.state()?.is_held() {
-            return Ok(None);
-        }
-        #[derive(sqlx::FromRow)]
-        struct Row {
-            id: i64,
-            #[sqlx(rename = "type")]
-            event_type: String,
-            entity_type: String,
-            entity_id: Uuid,
-            workflow_id: Option<Uuid>,
-            workspace_id: Option<Uuid>,
-            actor_type: Option<String>,
-            actor_id: Option<Uuid>,
-            data: Json<Value>,
-            created_at: DateTime<Utc>,
-        }
-        let rows: Vec<Row> = on_db!(&mut conn, c => sqlx::query_as(
-            "SELECT id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at \
-             FROM events WHERE tenant_id = $1 AND entity_id = $2 ORDER BY id LIMIT 500",
-        )
-        .bind(caller.tenant_id)
-        .bind(id)
-        .fetch_all(c)
-        .await)?;
-        Ok(Some(
-            rows.into_iter()
-                .map(|r| crate::api::Event {
-                    id: r.id,
-                    event_type: r.event_type,
-                    entity_type: r.entity_type,
-                    entity_id: r.entity_id,
-                    workflow_id: r.workflow_id,
-                    workspace_id: r.workspace_id,
-                    actor_type: r.actor_type,
-                    actor_id: r.actor_id,
-                    data: r.data.0,
-                    created_at: r.created_at.into(),
-                })
-                .collect(),
-        ))
+        Ok(row.state()?.is_held())
     }
 }

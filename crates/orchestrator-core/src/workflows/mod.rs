@@ -823,8 +823,8 @@ impl ControlPlane {
                     tx,
                     caller,
                     &before,
-                    task_from,
-                    task_to,
+                    tasks::state::TaskOp::Cancel,
+                    (task_from, task_to),
                     "workflow cancelled",
                 )
                 .await?;

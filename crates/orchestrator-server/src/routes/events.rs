@@ -31,8 +31,19 @@ pub(crate) async fn list(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 /// then follows live. Frames: `id:` event id, `event:` event type, `data:`
 /// the event; idle streams get a `: heartbeat` comment.
 pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
-    let caller = req.caller()?.clone();
     let filter: EventFilter = req.query()?;
+    follow(app, &req, filter).await
+}
+
+/// An SSE stream of the events `filter` selects: those after `Last-Event-ID`
+/// (or `filter.after`) first, then live ones; from the newest when neither
+/// is given. Other streams of events (a task's) reuse it.
+pub(crate) async fn follow(
+    app: Arc<App>,
+    req: &Req,
+    filter: EventFilter,
+) -> Result<Reply, ApiError> {
+    let caller = req.caller()?.clone();
     let key = match sse::resume_id(
         req.header("last-event-id"),
         filter.after.map(|a| a.to_string()).as_deref(),

@@ -4,10 +4,11 @@ use crate::app::App;
 use crate::error::ApiError;
 use crate::request::Req;
 use crate::response::Reply;
+use crate::routes::events;
 use http::StatusCode;
 use orchestrator_core::api::{
-    ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, FailTask, StartTask,
-    TaskAction, TaskFilter,
+    ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, EventFilter, FailTask,
+    StartTask, TaskAction, TaskFilter,
 };
 use orchestrator_core::tasks::state::TaskOp;
 use std::sync::Arc;
@@ -148,36 +149,32 @@ pub(crate) async fn list_handoffs(app: Arc<App>, req: Req) -> Result<Reply, ApiE
 }
 
 /// `GET /tasks/:id/stream`: `409 {"error": "task_not_streaming"}` unless the
-/// task is claimed or in progress; then the task's stored events as SSE
-/// frames (`id:`, `event:`, `data:`), after which the response ends (follow
-/// live changes with `GET /events/stream`).
+/// task is claimed or in progress; then the task's events as SSE frames
+/// (`id:`, `event:`, `data:`): every stored one (or those after
+/// `Last-Event-ID` / `after`), then live ones as they are written.
 pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
-    match app
-        .core
-        .task_stream_events(req.caller()?, req.uuid("id")?)
-        .await?
-    {
-        None => Ok(Reply::raw(
+    let id = req.uuid("id")?;
+    if !app.core.task_is_streaming(req.caller()?, id).await? {
+        return Ok(Reply::plain(
             StatusCode::CONFLICT,
-            "application/json",
-            br#"{"error":"task_not_streaming"}"#.to_vec(),
-        )),
-        Some(events) => {
-            let mut body = String::new();
-            for event in events {
-                let data = serde_json::to_string(&event).unwrap_or_default();
-                body.push_str(&format!(
-                    "id: {}\nevent: {}\ndata: {}\n\n",
-                    event.id, event.event_type, data
-                ));
-            }
-            Ok(Reply::raw(
-                StatusCode::OK,
-                "text/event-stream",
-                body.into_bytes(),
-            ))
-        }
+            &serde_json::json!({ "error": "task_not_streaming" }),
+        ));
     }
+    let query: TaskStreamQuery = req.query()?;
+    let filter = EventFilter {
+        entity_type: Some("task".into()),
+        entity_id: Some(id),
+        after: Some(query.after.unwrap_or(0)),
+        ..EventFilter::default()
+    };
+    events::follow(app, &req, filter).await
+}
+
+/// The one query parameter of `GET /tasks/:id/stream`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskStreamQuery {
+    after: Option<i64>,
 }
 
 pub(crate) async fn add_artifact(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
