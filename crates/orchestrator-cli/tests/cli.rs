@@ -8,42 +8,15 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const ORCH: &str = env!("CARGO_BIN_EXE_orch");
+mod common;
 
-/// Runs `orch args...` off the async runtime (the server shares it).
+use common::{ORCH, json, orch_with};
+
 async fn orch(config: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let config = config.to_owned();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        Command::new(ORCH)
-            .args(&args)
-            .env("ORCH_CONFIG", &config)
-            .env_remove("ORCH_URL")
-            .env_remove("ORCH_API_KEY")
-            .envs(env)
-            .output()
-            .expect("run orch")
-    })
-    .await
-    .unwrap()
-}
-
-fn json(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "orch failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
+    let config = config.display().to_string();
+    let mut env = env.to_vec();
+    env.push(("ORCH_CONFIG", &config));
+    orch_with(args, &env).await
 }
 
 #[tokio::test]

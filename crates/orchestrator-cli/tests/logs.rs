@@ -10,20 +10,14 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const ORCH: &str = env!("CARGO_BIN_EXE_orch");
+mod common;
+
+use common::{ORCH, orch_with};
 
 /// Runs `orch args...` against `url` with `key`, off the async runtime.
 async fn orch(url: &str, key: &str, args: &[&str]) -> Output {
-    let mut command = Command::new(ORCH);
-    command
-        .args(args)
-        .env("ORCH_URL", url)
-        .env("ORCH_API_KEY", key)
-        .env("ORCH_CONFIG", "/nonexistent/orch-config.json")
-        .env("NO_COLOR", "1");
-    let output = tokio::task::spawn_blocking(move || command.output().expect("run orch"))
-        .await
-        .unwrap();
+    let env = [("ORCH_URL", url), ("ORCH_API_KEY", key), ("NO_COLOR", "1")];
+    let output = orch_with(args, &env).await;
     assert!(
         output.status.success(),
         "orch {args:?} failed: {}",

@@ -4,43 +4,21 @@
 //! workspace.
 
 use orchestrator_tests::TestServer;
-use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-const ORCH: &str = env!("CARGO_BIN_EXE_orch");
+mod common;
 
-/// Runs `orch args...` with the server's URL and admin key in the environment.
+use common::{json, orch_with};
+
 async fn orch(server: &TestServer, dir: &Path, args: &[&str]) -> Output {
+    let config = dir.join("config.json").display().to_string();
     let env = [
-        ("ORCH_URL", server.url.clone()),
-        ("ORCH_API_KEY", server.admin_key.clone()),
-        ("ORCH_CONFIG", dir.join("config.json").display().to_string()),
+        ("ORCH_URL", server.url.as_str()),
+        ("ORCH_API_KEY", server.admin_key.as_str()),
+        ("ORCH_CONFIG", config.as_str()),
     ];
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        Command::new(ORCH)
-            .args(&args)
-            .envs(env)
-            .output()
-            .expect("run orch")
-    })
-    .await
-    .unwrap()
-}
-
-fn json(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "orch failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
+    orch_with(args, &env).await
 }
 
 fn text(output: &Output) -> String {

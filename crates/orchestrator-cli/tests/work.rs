@@ -7,40 +7,20 @@ use orchestrator_client::api::playbooks::CreatePlaybook;
 use orchestrator_client::api::workspaces::CreateWorkspace;
 use orchestrator_client::api::{ClaimTask, CompleteTask, ExecutionMode, RegisterAgent};
 use orchestrator_tests::TestServer;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-const ORCH: &str = env!("CARGO_BIN_EXE_orch");
+mod common;
+
+use common::{ORCH, json, orch_with};
 
 async fn orch(server: &TestServer, args: &[&str]) -> Output {
-    let (url, key) = (server.url.clone(), server.admin_key.clone());
-    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        Command::new(ORCH)
-            .args(&args)
-            .env("ORCH_URL", url)
-            .env("ORCH_API_KEY", key)
-            .env("ORCH_CONFIG", "/nonexistent/orch-config.json")
-            .output()
-            .expect("run orch")
-    })
-    .await
-    .unwrap()
-}
-
-fn json_of(output: &Output) -> Value {
-    assert!(
-        output.status.success(),
-        "orch failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
+    let env = [
+        ("ORCH_URL", server.url.as_str()),
+        ("ORCH_API_KEY", server.admin_key.as_str()),
+    ];
+    orch_with(args, &env).await
 }
 
 async fn setup(server: &TestServer) {
@@ -77,7 +57,7 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
     let brief = dir.path().join("brief.md");
     std::fs::write(&brief, "# Brief").unwrap();
 
-    let launched = json_of(
+    let launched = json(
         &orch(
             &server,
             &[
@@ -111,7 +91,7 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
     );
     let id = launched["id"].as_str().unwrap().to_owned();
 
-    let list = json_of(&orch(&server, &["workflows", "list", "--json"]).await);
+    let list = json(&orch(&server, &["workflows", "list", "--json"]).await);
     assert_eq!(list["total"], 1);
     let table = orch(&server, &["workflows", "list"]).await;
     assert!(String::from_utf8_lossy(&table.stdout).contains("Run 1"));
@@ -119,7 +99,7 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
     assert!(events.status.success());
     assert!(String::from_utf8_lossy(&events.stdout).contains("workflow.created"));
 
-    let agent = json_of(
+    let agent = json(
         &orch(
             &server,
             &[
@@ -136,12 +116,11 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
     );
     let agent_id = agent["id"].as_str().unwrap().to_owned();
     assert_eq!(agent["routing_tags"], json!(["orchestrator"]));
-    let claimed =
-        json_of(&orch(&server, &["tasks", "claim", "--agent", &agent_id, "--json"]).await);
+    let claimed = json(&orch(&server, &["tasks", "claim", "--agent", &agent_id, "--json"]).await);
     assert_eq!(claimed["state"], "claimed");
     assert_eq!(claimed["task_kind"], "orchestrator");
     let task_id = claimed["id"].as_str().unwrap().to_owned();
-    let started = json_of(
+    let started = json(
         &orch(
             &server,
             &["tasks", "start", &task_id, "--agent", &agent_id, "--json"],
@@ -149,7 +128,7 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
         .await,
     );
     assert_eq!(started["state"], "in_progress");
-    let done = json_of(
+    let done = json(
         &orch(
             &server,
             &[
@@ -174,7 +153,7 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
     let none = orch(&server, &["tasks", "claim", "--agent", &agent_id]).await;
     assert!(none.status.success() && none.stdout.is_empty());
     // The operator verbs.
-    let created = json_of(
+    let created = json(
         &orch(
             &server,
             &[
@@ -191,15 +170,15 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
     );
     let extra = created["id"].as_str().unwrap().to_owned();
     assert_eq!(
-        json_of(&orch(&server, &["tasks", "cancel", &extra, "--json"]).await)["state"],
+        json(&orch(&server, &["tasks", "cancel", &extra, "--json"]).await)["state"],
         "cancelled"
     );
     assert_eq!(
-        json_of(&orch(&server, &["tasks", "retry", &extra, "--json"]).await)["state"],
+        json(&orch(&server, &["tasks", "retry", &extra, "--json"]).await)["state"],
         "pending"
     );
     assert_eq!(
-        json_of(
+        json(
             &orch(
                 &server,
                 &["tasks", "skip", &extra, "--reason", "later", "--json"]
@@ -214,11 +193,11 @@ async fn launch_list_events_and_task_lifecycle_through_the_binary() {
         Some(5),
         "retry from completed is refused"
     );
-    let tasks = json_of(&orch(&server, &["tasks", "list", "--workflow", &id, "--json"]).await);
+    let tasks = json(&orch(&server, &["tasks", "list", "--workflow", &id, "--json"]).await);
     assert_eq!(tasks["total"], 1);
     let board = orch(&server, &["workflows", "board", &id]).await;
     assert!(board.status.success());
-    let agents = json_of(&orch(&server, &["agents", "list", "--json"]).await);
+    let agents = json(&orch(&server, &["agents", "list", "--json"]).await);
     assert_eq!(agents["total"], 1);
 }
 
@@ -288,7 +267,7 @@ async fn launch_watch_exits_zero_on_completed_and_non_zero_on_cancelled() {
         .await
         .unwrap();
     let output = watcher.await.unwrap();
-    let value = json_of(&output);
+    let value = json(&output);
     assert_eq!(value["state"], "completed");
 
     // Cancelled while watching: non-zero.

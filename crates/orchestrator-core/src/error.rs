@@ -167,6 +167,18 @@ impl From<sqlx::Error> for Error {
             sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
                 Self::Unavailable(Box::new(error))
             }
+            // PostgreSQL gave up on this transaction because of another one
+            // (deadlock detected, serialization failure; SQLite: busy): a
+            // concurrent change the caller can retry, not a bug. Nothing was
+            // written, since the transaction rolled back.
+            sqlx::Error::Database(ref db)
+                if matches!(db.code().as_deref(), Some("40P01" | "40001" | "5" | "517")) =>
+            {
+                Self::Conflict {
+                    message: "the request raced a concurrent change and was rolled back".into(),
+                    hint: Some("retry the request".into()),
+                }
+            }
             other => Self::Internal(Box::new(other)),
         }
     }
