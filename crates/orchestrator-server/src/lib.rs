@@ -25,6 +25,7 @@ mod routes;
 mod schema;
 mod server;
 mod sse;
+mod ws;
 
 pub use config::ServerConfig;
 pub use server::{ServeError, ServerHandle, serve, start};
