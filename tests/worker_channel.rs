@@ -61,7 +61,12 @@ async fn worker_channel_assigns_tasks_takes_heartbeats_and_signals_and_goes_offl
         .with_api_key(&agent.api_key);
 
     // The upgrade needs a worker key of a registered worker.
-    let err = server.anonymous().workers().connect(false).await.unwrap_err();
+    let err = server
+        .anonymous()
+        .workers()
+        .connect(false)
+        .await
+        .unwrap_err();
     assert_eq!(err.status(), Some(401), "{err}");
     let err = agent_client.workers().connect(false).await.unwrap_err();
     assert_eq!(err.status(), Some(403), "{err}");
@@ -241,5 +246,8 @@ async fn worker_channel_gets_a_close_frame_on_shutdown() {
     let end = tokio::time::timeout(WAIT, channel.next())
         .await
         .expect("the socket closes on shutdown");
-    assert!(end.is_none(), "expected the end of the channel, got {end:?}");
+    assert!(
+        end.is_none(),
+        "expected the end of the channel, got {end:?}"
+    );
 }

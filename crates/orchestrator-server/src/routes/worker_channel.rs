@@ -11,8 +11,10 @@
 //!   reports new events (fed on commit; with PostgreSQL also by LISTEN/NOTIFY
 //!   from other replicas), and every [`FALLBACK`] regardless. Agents that
 //!   hold a task are skipped: one read when every agent is busy;
-//! - the same wake-ups deliver `worker.signal` events recorded for the
-//!   worker (`POST /workers/:id/signal`) as `worker.signal` frames;
+//! - each of those rounds also forwards the `worker.signal` events recorded
+//!   for the worker since the connection opened (`POST /workers/:id/signal`)
+//!   as `worker.signal` frames (signals recorded while no channel was open
+//!   are not delivered);
 //! - every heartbeat interval the server pings the socket and refreshes the
 //!   worker's and its agents' heartbeat times: an open socket keeps the
 //!   worker `online` even without `worker.heartbeat` frames;
@@ -143,18 +145,17 @@ impl Connection {
             Duration::from_secs(self.worker.heartbeat_interval_seconds.clamp(1, 3600) as u64);
         let mut next_keepalive = tokio::time::Instant::now() + keepalive;
         let mut next_fallback = tokio::time::Instant::now();
-        let mut check_signals = false;
         loop {
             if *stopping.borrow() {
                 return End::Stopping;
             }
-            if check_signals {
-                check_signals = false;
+            if tokio::time::Instant::now() >= next_fallback {
+                // On PostgreSQL an event becomes readable only once older
+                // transactions end, so a wake-up can come early: the fallback
+                // looks for signals too.
                 if self.deliver_signals(socket, &mut signals).await.is_err() {
                     return End::Gone;
                 }
-            }
-            if tokio::time::Instant::now() >= next_fallback {
                 if self.assign(socket).await.is_err() {
                     return End::Gone;
                 }
@@ -183,7 +184,6 @@ impl Connection {
                     Ok(Topic::Events) | Err(RecvError::Lagged(_)) => {
                         // Coalesce a burst of wake-ups into one round.
                         while let Ok(_) | Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) = wake.try_recv() {}
-                        check_signals = true;
                         next_fallback = tokio::time::Instant::now();
                     }
                     Ok(Topic::Logs) => {}
