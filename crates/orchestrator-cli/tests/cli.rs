@@ -234,3 +234,74 @@ async fn stop(child: &mut std::process::Child) {
     }
     panic!("orch serve did not stop on SIGTERM");
 }
+
+#[tokio::test]
+async fn workers_connect_prints_json_lines_and_acks_and_signal_sends() {
+    use orchestrator_client::api::{CreateTask, RegisterWorker, WorkerAgentSpec};
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    let admin = server.admin();
+    let worker = admin
+        .workers()
+        .register(&RegisterWorker {
+            name: "cli-ws".into(),
+            agents: Some(vec![WorkerAgentSpec {
+                name: "coder".into(),
+                routing_tags: Some(vec!["role:cli".into()]),
+                execution_mode: None,
+            }]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = admin
+        .tasks()
+        .create(&CreateTask {
+            title: "for the cli".into(),
+            task_type: "code".into(),
+            role: Some("cli".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let id = worker.worker_id.to_string();
+    let output = orch(
+        &config,
+        &[
+            ("ORCH_URL", &server.url),
+            ("ORCH_API_KEY", &worker.worker_api_key),
+        ],
+        &["workers", "connect", &id, "--exit-after", "1"],
+    )
+    .await;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["type"], "connection.ready");
+    assert_eq!(lines[0]["worker_id"], id.as_str());
+    assert_eq!(lines[1]["type"], "task.assigned");
+    assert_eq!(lines[1]["task"]["id"], task.id.to_string());
+    assert_eq!(lines[1]["agent_id"], worker.agents[0].id.to_string());
+
+    let sent = json(
+        &orch(
+            &config,
+            &[
+                ("ORCH_URL", &server.url),
+                ("ORCH_API_KEY", &server.admin_key),
+            ],
+            &["workers", "signal", &id, "--drain", "-o", "json"],
+        )
+        .await,
+    );
+    assert_eq!(sent["signal"], "drain");
+    assert_eq!(sent["worker_id"], id.as_str());
+}

@@ -96,6 +96,11 @@ impl Client {
         &self.base
     }
 
+    /// The bearer credential, if any (the worker channel's handshake).
+    pub(crate) fn credential(&self) -> Option<&str> {
+        self.credential.as_deref()
+    }
+
     pub fn auth(&self) -> Auth<'_> {
         Auth { client: self }
     }

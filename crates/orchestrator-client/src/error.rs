@@ -22,6 +22,9 @@ pub enum Error {
     /// The base URL cannot be used.
     #[error("invalid base URL `{0}`")]
     InvalidUrl(String),
+    /// The worker channel's websocket failed (handshake or transport).
+    #[error("websocket: {0}")]
+    WebSocket(String),
 }
 
 impl Error {
@@ -38,7 +41,7 @@ impl Error {
         match self {
             Self::Api { status, .. } | Self::Decode { status, .. } => Some(*status),
             Self::Transport(e) => e.status().map(|s| s.as_u16()),
-            Self::InvalidUrl(_) => None,
+            Self::InvalidUrl(_) | Self::WebSocket(_) => None,
         }
     }
 

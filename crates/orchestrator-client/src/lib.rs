@@ -29,6 +29,7 @@ mod playbooks;
 mod sse;
 mod tasks;
 mod tenants;
+mod worker_channel;
 mod workflows;
 mod workspaces;
 
@@ -46,5 +47,6 @@ pub use playbooks::Playbooks;
 pub use sse::SseEvent;
 pub use tasks::{TaskOperation, Tasks};
 pub use tenants::Tenants;
+pub use worker_channel::WorkerChannel;
 pub use workflows::Workflows;
 pub use workspaces::{Downloaded, Workspaces};

@@ -7,7 +7,8 @@
 use crate::agents::{self, NewAgent};
 use crate::api::{
     AgentProtocol, Page, PageRequest, RegisterWorker, RegisteredWorker, RegisteredWorkerAgent,
-    Scope, Task, Timestamp, Worker, WorkerHeartbeat, WorkerNext,
+    Scope, SignalKind, SignalSent, SignalWorker, Task, Timestamp, Worker, WorkerHeartbeat,
+    WorkerNext,
 };
 use crate::api_keys::{self, NewKey};
 use crate::auth::Caller;
@@ -364,5 +365,198 @@ impl ControlPlane {
             })
             .collect();
         Ok(Page::new(items, total as u64, page))
+    }
+}
+
+/// The worker channel (decisions §7, `GET /api/v1/events` upgraded to a
+/// websocket; the protocol is in [`crate::api::worker_channel`]). The server
+/// drives a connection through these calls; each is one short transaction.
+impl ControlPlane {
+    /// Opens the channel for the caller's worker: the credential must be a
+    /// worker key bound to a registered worker (403 otherwise). Marks the
+    /// worker `online` (as a heartbeat does) and answers it, with its agents.
+    pub async fn open_worker_channel(&self, caller: &Caller) -> Result<Worker> {
+        let worker_id = match (caller.owner_type.as_str(), caller.owner_id) {
+            ("worker", Some(id)) => id,
+            _ => {
+                return Err(Error::forbidden(
+                    "the worker channel needs the worker key of a registered worker",
+                ));
+            }
+        };
+        self.touch_worker_channel(caller, worker_id).await?;
+        self.get_worker(caller, worker_id).await
+    }
+
+    /// An open channel keeps its worker alive: `online`, and the heartbeat
+    /// times of the worker and its agents set to now (so the liveness monitor
+    /// neither marks it offline nor releases its agents' tasks). Records
+    /// `worker.status_changed` when the worker was not online.
+    pub async fn touch_worker_channel(&self, caller: &Caller, worker_id: Uuid) -> Result<()> {
+        check_worker_access(caller, worker_id)?;
+        let mut tx = self.store().begin().await?;
+        let now = Timestamp::now().as_datetime();
+        let before = find(&mut tx, caller.tenant_id, worker_id)
+            .await?
+            .ok_or(Error::not_found("worker"))?;
+        on_db!(&mut tx, c => sqlx::query(
+            "UPDATE workers SET status = 'online', last_heartbeat_at = $1, updated_at = $1 \
+             WHERE id = $2 AND tenant_id = $3",
+        )
+        .bind(now)
+        .bind(worker_id)
+        .bind(caller.tenant_id)
+        .execute(c).await.map(|r| r.rows_affected()))?;
+        on_db!(&mut tx, c => sqlx::query(
+            "UPDATE agents SET last_heartbeat_at = $1, status = 'active' WHERE worker_id = $2 AND tenant_id = $3",
+        )
+        .bind(now)
+        .bind(worker_id)
+        .bind(caller.tenant_id)
+        .execute(c).await.map(|r| r.rows_affected()))?;
+        if before.status != "online" {
+            events::record(
+                &mut tx,
+                caller,
+                caller.tenant_id,
+                NewEvent::new(
+                    "worker.status_changed",
+                    "worker",
+                    worker_id,
+                    json!({ "worker_id": worker_id, "status": "online" }),
+                ),
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The channel closed: the worker becomes `offline` (with a
+    /// `worker.status_changed` event). Its agents and their held tasks are
+    /// left to the liveness rules: nothing is released here.
+    pub async fn close_worker_channel(&self, caller: &Caller, worker_id: Uuid) -> Result<()> {
+        check_worker_access(caller, worker_id)?;
+        let mut tx = self.store().begin().await?;
+        let now = Timestamp::now().as_datetime();
+        let changed = on_db!(&mut tx, c => sqlx::query(
+            "UPDATE workers SET status = 'offline', updated_at = $1 \
+             WHERE id = $2 AND tenant_id = $3 AND status <> 'offline'",
+        )
+        .bind(now)
+        .bind(worker_id)
+        .bind(caller.tenant_id)
+        .execute(c).await.map(|r| r.rows_affected()))?;
+        if changed > 0 {
+            events::record(
+                &mut tx,
+                caller,
+                caller.tenant_id,
+                NewEvent::new(
+                    "worker.status_changed",
+                    "worker",
+                    worker_id,
+                    json!({ "worker_id": worker_id, "status": "offline" }),
+                ),
+            )
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// Claims for every agent of the worker that holds no task (claimed or
+    /// in progress), through the claim engine (as `POST /workers/:id/next`
+    /// does); answers the newly claimed tasks with their agents. Does
+    /// nothing (one read) when every agent is busy.
+    pub async fn assign_worker_channel(
+        &self,
+        caller: &Caller,
+        worker_id: Uuid,
+        include_context: bool,
+    ) -> Result<Vec<(Uuid, Task)>> {
+        check_worker_access(caller, worker_id)?;
+        let mut conn = self.store().read().await?;
+        let free: Vec<(Uuid,)> = on_db!(&mut conn, c => sqlx::query_as(
+            "SELECT a.id FROM agents a WHERE a.tenant_id = $1 AND a.worker_id = $2 \
+             AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = a.id \
+                 AND h.state IN ('claimed', 'in_progress')) \
+             ORDER BY a.created_at, a.id",
+        )
+        .bind(caller.tenant_id)
+        .bind(worker_id)
+        .fetch_all(c)
+        .await)?;
+        drop(conn);
+        let mut assigned = Vec::new();
+        for (agent_id,) in free {
+            let agent = self.acting_agent(caller, agent_id, Some(worker_id)).await?;
+            let tags = claimer_tags(&agent, None);
+            let mut tx = self.store().begin().await?;
+            let row = claim_in(&mut tx, caller, &agent, &tags, None).await?;
+            tx.commit().await?;
+            if let Some(row) = row {
+                assigned.push((
+                    agent_id,
+                    self.claimed_task(caller, row, include_context).await?,
+                ));
+            }
+        }
+        Ok(assigned)
+    }
+
+    /// `POST /workers/:id/signal` (admin, beyond the contract): records a
+    /// `worker.signal` event for the worker; every open channel of the
+    /// worker (on any replica) forwards it as a `worker.signal` frame. A
+    /// signal sent while the worker has no open channel is not delivered
+    /// later.
+    pub async fn signal_worker(
+        &self,
+        caller: &Caller,
+        worker_id: Uuid,
+        request: SignalWorker,
+    ) -> Result<SignalSent> {
+        match (request.signal, request.task_id) {
+            (SignalKind::CancelTask, None) => {
+                return Err(Error::invalid_field(
+                    "task_id",
+                    "required for the cancel_task signal",
+                ));
+            }
+            (SignalKind::Drain, Some(_)) => {
+                return Err(Error::invalid_field(
+                    "task_id",
+                    "only the cancel_task signal names a task",
+                ));
+            }
+            _ => {}
+        }
+        let mut tx = self.store().begin().await?;
+        find(&mut tx, caller.tenant_id, worker_id)
+            .await?
+            .ok_or(Error::not_found("worker"))?;
+        let event = events::record(
+            &mut tx,
+            caller,
+            caller.tenant_id,
+            NewEvent::new(
+                "worker.signal",
+                "worker",
+                worker_id,
+                json!({
+                    "worker_id": worker_id,
+                    "signal": request.signal.as_str(),
+                    "task_id": request.task_id,
+                }),
+            ),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(SignalSent {
+            worker_id,
+            signal: request.signal,
+            task_id: request.task_id,
+            event_id: event.id,
+        })
     }
 }

@@ -88,7 +88,17 @@ impl App {
         request_id: &str,
     ) -> Result<Response<Body>, ApiError> {
         let (parts, body) = request.into_parts();
-        let caller = match route.access {
+        // A websocket upgrade of a route that takes one goes to the upgrade
+        // handler, with its scope, never rate limited.
+        let upgrade = route
+            .upgrade
+            .as_ref()
+            .filter(|_| crate::ws::is_upgrade(&parts.method, &parts.headers));
+        let (access, rate_limited, handler) = match upgrade {
+            Some((scope, handler)) => (Access::Scoped(*scope), false, handler),
+            None => (route.access, route.rate_limited, &route.handler),
+        };
+        let caller = match access {
             Access::Public => None,
             Access::Scoped(scope) => {
                 let caller = self.authenticate(&parts.method, &parts.headers).await?;
@@ -96,9 +106,7 @@ impl App {
                 Some(caller)
             }
         };
-        if route.rate_limited
-            && let Some(limiter) = &self.limiter
-        {
+        if rate_limited && let Some(limiter) = &self.limiter {
             let budget = caller
                 .as_ref()
                 .map_or(Budget::Address(peer.ip()), |c| Budget::Key(c.key_id));
@@ -114,7 +122,7 @@ impl App {
         };
         // A bug in a handler answers 500 with the envelope instead of
         // dropping the connection.
-        let reply = match AssertUnwindSafe((route.handler)(Arc::clone(self), req))
+        let reply = match AssertUnwindSafe(handler(Arc::clone(self), req))
             .catch_unwind()
             .await
         {

@@ -10,7 +10,9 @@
 //! ([`request`], [`schema`]), calls one core method and renders the envelope
 //! ([`response`]). Every failure becomes the error envelope through one table
 //! ([`error`]). [`server`] owns sockets, graceful shutdown and the per-request
-//! log line.
+//! log line. A route may also take websocket upgrades (`Route::upgrade`, with
+//! its own scope, never rate limited; [`ws`]): `GET /api/v1/events` is the
+//! event list, or with `Upgrade: websocket` the worker channel.
 
 mod app;
 pub mod config;
@@ -25,6 +27,7 @@ mod routes;
 mod schema;
 mod server;
 mod sse;
+mod ws;
 
 pub use config::ServerConfig;
 pub use server::{ServeError, ServerHandle, serve, start};

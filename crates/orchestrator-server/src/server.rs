@@ -7,7 +7,6 @@ use crate::config::ServerConfig;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use hyper_util::server::graceful::GracefulShutdown;
 use orchestrator_core::ControlPlane;
 use orchestrator_core::control_plane::GeneratedBootstrapKey;
 use std::convert::Infallible;
@@ -127,13 +126,19 @@ pub async fn serve(config: ServerConfig) -> Result<(), ServeError> {
     Ok(())
 }
 
+/// Accepts until stopped, then waits for the open connections to finish
+/// (each is told to shut down gracefully: in-flight requests complete, idle
+/// keep-alive connections close) for up to `grace`. Connections that became
+/// websockets are no longer HTTP connections: their handlers close them on
+/// `stopping` themselves.
 async fn accept_loop(
     listener: TcpListener,
     app: Arc<App>,
     mut stopped: watch::Receiver<bool>,
     grace: Duration,
 ) {
-    let graceful = GracefulShutdown::new();
+    // Every connection task holds a sender; all dropped = all connections done.
+    let (open, mut all_closed) = tokio::sync::mpsc::channel::<()>(1);
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -152,10 +157,20 @@ async fn accept_loop(
                     let app = Arc::clone(&app);
                     async move { Ok::<_, Infallible>(app.handle(request, peer).await) }
                 });
-                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-                let connection = graceful.watch(connection);
+                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service).with_upgrades();
+                let mut stop = stopped.clone();
+                let open = open.clone();
                 tokio::spawn(async move {
-                    if let Err(e) = connection.await {
+                    let _open = open;
+                    let mut connection = std::pin::pin!(connection);
+                    let result = tokio::select! {
+                        result = connection.as_mut() => result,
+                        _ = async { let _ = stop.wait_for(|stopping| *stopping).await; } => {
+                            connection.as_mut().graceful_shutdown();
+                            connection.await
+                        }
+                    };
+                    if let Err(e) = result {
                         tracing::debug!(error = %e, %peer, "connection ended with an error");
                     }
                 });
@@ -164,8 +179,9 @@ async fn accept_loop(
         }
     }
     drop(listener);
+    drop(open);
     tokio::select! {
-        _ = graceful.shutdown() => {}
+        _ = all_closed.recv() => {}
         _ = tokio::time::sleep(grace) => tracing::warn!("grace period over; dropping remaining connections"),
     }
 }

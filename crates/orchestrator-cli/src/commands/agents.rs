@@ -1,11 +1,12 @@
-//! `orch agents register|list|get|heartbeat` and `orch workers register|list|get`.
+//! `orch agents register|list|get|heartbeat` and `orch workers register|list|get|connect|signal`.
 
 use crate::cli::{GlobalOpts, PageArgs};
 use crate::config;
 use crate::output::{self, fields, opt, table};
 use clap::{Args, Subcommand};
 use orchestrator_client::api::{
-    Agent, ExecutionMode, RegisterAgent, RegisterWorker, WorkerAgentSpec,
+    Agent, ExecutionMode, RegisterAgent, RegisterWorker, ServerMessage, SignalKind, SignalWorker,
+    WorkerAgentSpec, WorkerMessage,
 };
 use uuid::Uuid;
 
@@ -125,6 +126,38 @@ pub enum WorkersCommand {
     List(PageArgs),
     /// Show one worker.
     Get(IdArg),
+    /// Open the worker channel (with a worker key): print every message as a
+    /// JSON line and acknowledge assignments and signals.
+    Connect(WorkerConnectArgs),
+    /// Send a signal to a worker's open channels (admin).
+    Signal(WorkerSignalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerConnectArgs {
+    /// The worker (optional: the key names it; checked when given).
+    pub id: Option<Uuid>,
+    /// Assigned tasks carry their context packet.
+    #[arg(long)]
+    pub include_context: bool,
+    /// Exit after this many assigned tasks.
+    #[arg(long)]
+    pub exit_after: Option<u64>,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerSignalArgs {
+    pub id: Uuid,
+    /// Ask the worker to drain (finish held tasks, take no new ones).
+    #[arg(
+        long,
+        conflicts_with = "cancel_task",
+        required_unless_present = "cancel_task"
+    )]
+    pub drain: bool,
+    /// Ask the worker to stop working on this task.
+    #[arg(long)]
+    pub cancel_task: Option<Uuid>,
 }
 
 #[derive(Debug, Args)]
@@ -213,6 +246,77 @@ pub async fn run_workers(global: &GlobalOpts, command: WorkersCommand) -> anyhow
                     ),
                 ])
             });
+        }
+        WorkersCommand::Connect(args) => connect(&client, args).await?,
+        WorkersCommand::Signal(args) => {
+            let request = match args.cancel_task {
+                Some(task_id) => SignalWorker {
+                    signal: SignalKind::CancelTask,
+                    task_id: Some(task_id),
+                },
+                None => SignalWorker {
+                    signal: SignalKind::Drain,
+                    task_id: None,
+                },
+            };
+            let sent = client.workers().signal(args.id, &request).await?;
+            output::emit(global.format(), &sent, || {
+                fields(&[
+                    ("worker_id", sent.worker_id.to_string()),
+                    ("signal", sent.signal.as_str().to_owned()),
+                    ("task_id", opt(&sent.task_id)),
+                    ("event_id", sent.event_id.to_string()),
+                ])
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `orch workers connect`: JSON lines on stdout until the server closes the
+/// channel (or `--exit-after` assignments).
+async fn connect(
+    client: &orchestrator_client::Client,
+    args: WorkerConnectArgs,
+) -> anyhow::Result<()> {
+    use futures_util::StreamExt;
+    use std::io::Write;
+    let mut channel = client.workers().connect(args.include_context).await?;
+    let mut assigned = 0u64;
+    while let Some(message) = channel.next().await {
+        let message = message?;
+        let mut out = std::io::stdout().lock();
+        serde_json::to_writer(&mut out, &message)?;
+        writeln!(out)?;
+        out.flush()?;
+        drop(out);
+        match &message {
+            ServerMessage::ConnectionReady { worker_id, .. } => {
+                if let Some(id) = args.id
+                    && id != *worker_id
+                {
+                    anyhow::bail!("this key belongs to worker {worker_id}, not {id}");
+                }
+            }
+            ServerMessage::TaskAssigned { task, .. } => {
+                channel
+                    .send(&WorkerMessage::TaskAssignmentAck { task_id: task.id })
+                    .await?;
+                assigned += 1;
+                if args.exit_after.is_some_and(|n| assigned >= n) {
+                    channel.close().await?;
+                    return Ok(());
+                }
+            }
+            ServerMessage::WorkerSignal { signal, task_id } => {
+                channel
+                    .send(&WorkerMessage::SignalAck {
+                        signal: *signal,
+                        task_id: *task_id,
+                    })
+                    .await?;
+            }
+            ServerMessage::Error { .. } => {}
         }
     }
     Ok(())

@@ -25,6 +25,7 @@ pub mod playbooks;
 pub mod tasks;
 pub mod tenants;
 mod time;
+pub mod worker_channel;
 pub mod workflows;
 pub mod workspaces;
 
@@ -43,6 +44,7 @@ pub use pagination::{Page, PageRequest};
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};
 pub use time::Timestamp;
+pub use worker_channel::{ServerMessage, SignalKind, SignalSent, SignalWorker, WorkerMessage};
 pub use workflows::*;
 
 /// The fixed id of the tenant every fresh installation starts with.

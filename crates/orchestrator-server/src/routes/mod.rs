@@ -15,6 +15,7 @@ mod logs;
 mod playbooks;
 mod tasks;
 mod tenants;
+mod worker_channel;
 mod workflows;
 mod workspaces;
 
@@ -50,6 +51,10 @@ pub(crate) struct Route {
     /// Whether requests spend the caller's rate-limit budget.
     pub rate_limited: bool,
     pub handler: Handler,
+    /// Where a websocket upgrade of this route goes instead (a `GET` with
+    /// `Upgrade: websocket` and `Connection: upgrade`), with its own scope;
+    /// upgrades are never rate limited.
+    pub upgrade: Option<(Scope, Handler)>,
 }
 
 impl Route {
@@ -65,6 +70,7 @@ impl Route {
             body_limit: DEFAULT_JSON_BODY_LIMIT,
             rate_limited: true,
             handler: Arc::new(move |app, req| Box::pin(handler(app, req))),
+            upgrade: None,
         }
     }
 
@@ -87,6 +93,16 @@ impl Route {
     /// Sets the route's body limit (upload routes).
     fn body_limit(mut self, limit: usize) -> Self {
         self.body_limit = limit;
+        self
+    }
+
+    /// Sends websocket upgrades of this route to `handler` (scope `scope`).
+    fn upgrade<F, Fut>(mut self, scope: Scope, handler: F) -> Self
+    where
+        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
+    {
+        self.upgrade = Some((scope, Arc::new(move |app, req| Box::pin(handler(app, req)))));
         self
     }
 
@@ -145,6 +161,12 @@ pub(crate) fn table() -> Vec<Route> {
             "/api/v1/workers/{id}/next",
             Worker,
             agents::worker_next,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workers/{id}/signal",
+            Admin,
+            worker_channel::signal,
         ),
         // Tasks
         Route::scoped(M::POST, "/api/v1/tasks", Agent, tasks::create),
@@ -492,7 +514,8 @@ pub(crate) fn table() -> Vec<Route> {
         Route::scoped(M::GET, "/api/v1/logs/actors", Agent, logs::actors),
         Route::scoped(M::GET, "/api/v1/logs/workflows", Agent, logs::workflows),
         Route::scoped(M::GET, "/api/v1/logs/{id}", Agent, logs::get),
-        Route::scoped(M::GET, "/api/v1/events", Agent, events::list),
+        Route::scoped(M::GET, "/api/v1/events", Agent, events::list)
+            .upgrade(Worker, worker_channel::connect),
         Route::scoped(M::GET, "/api/v1/events/stream", Agent, events::stream).unlimited(),
     ]
 }
