@@ -1,7 +1,7 @@
 //! The HTTP plumbing every accessor shares: base URL, credentials, envelopes.
 
 use crate::error::{Error, Result};
-use crate::{Agents, ApiKeys, Auth, Health, Tasks, Tenants, Workers, Workflows};
+use crate::{Agents, ApiKeys, Auth, Events, Health, Logs, Tasks, Tenants, Workers, Workflows};
 use orchestrator_core::api::{DataEnvelope, ErrorEnvelope, ListEnvelope, Page};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
@@ -106,6 +106,14 @@ impl Client {
 
     pub fn tenants(&self) -> Tenants<'_> {
         Tenants { client: self }
+    }
+
+    pub fn logs(&self) -> Logs<'_> {
+        Logs { client: self }
+    }
+
+    pub fn events(&self) -> Events<'_> {
+        Events { client: self }
     }
 
     pub fn health(&self) -> Health<'_> {

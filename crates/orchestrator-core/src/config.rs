@@ -25,6 +25,8 @@ pub struct CoreConfig {
     pub liveness_interval: Duration,
     /// How long an inactive agent's task stays held before it is released.
     pub liveness_grace: Duration,
+    /// How often an idle stream sends a heartbeat (default 15 s).
+    pub stream_heartbeat: Duration,
 }
 
 impl CoreConfig {
@@ -41,6 +43,7 @@ impl CoreConfig {
             credential_cache_ttl: Duration::from_secs(2),
             liveness_interval: Duration::from_secs(10),
             liveness_grace: Duration::from_secs(60),
+            stream_heartbeat: Duration::from_secs(15),
         }
     }
 }

@@ -97,3 +97,221 @@ pub(crate) async fn record(
     tx.publish_after_commit(event.clone());
     Ok(event)
 }
+
+/// Largest `limit` of `GET /events`.
+pub const MAX_EVENT_LIMIT: u32 = 500;
+/// `limit` of `GET /events` when none is given.
+pub const DEFAULT_EVENT_LIMIT: u32 = 50;
+
+/// A position in the events' read order: `(txid, id)`, `txid` 0 on SQLite.
+///
+/// Events are read in the same order as log rows (see [`crate::logs`]): by
+/// id on SQLite, by `(txid, id)` below the safe high-water mark on
+/// PostgreSQL, where ids commit out of order. Clients still resume with the
+/// plain event id (`after`, `Last-Event-ID`); the server looks up its txid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EventKey {
+    pub txid: i64,
+    pub id: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct KeyedEventRow {
+    txid: i64,
+    #[sqlx(flatten)]
+    row: EventRow,
+}
+
+impl crate::control_plane::ControlPlane {
+    /// `GET /events`: the tenant's events after `after`, oldest first.
+    pub async fn list_events(
+        &self,
+        caller: &Caller,
+        filter: crate::api::EventFilter,
+    ) -> Result<crate::api::EventPage> {
+        let limit = match filter.limit {
+            None => DEFAULT_EVENT_LIMIT,
+            Some(n) if (1..=MAX_EVENT_LIMIT).contains(&n) => n,
+            Some(_) => {
+                return Err(crate::error::Error::invalid_field(
+                    "limit",
+                    format!("must be 1 to {MAX_EVENT_LIMIT}"),
+                ));
+            }
+        };
+        let from = EventKey {
+            txid: 0,
+            id: filter.after.unwrap_or(0).max(0),
+        };
+        let mut items = self
+            .read_events(caller, &filter, from, limit + 1, false)
+            .await?;
+        let has_more = items.len() > limit as usize;
+        items.truncate(limit as usize);
+        Ok(crate::api::EventPage {
+            next_after: items.last().map(|(_, e)| e.id.to_string()),
+            has_more,
+            items: items.into_iter().map(|(_, e)| e).collect(),
+        })
+    }
+
+    /// The key to read after, for a client position `after` (an event id;
+    /// 0 = from the beginning).
+    pub async fn event_start(&self, caller: &Caller, after: i64) -> Result<EventKey> {
+        if after <= 0 || self.store().dialect() == crate::store::Dialect::Sqlite {
+            return Ok(EventKey {
+                txid: 0,
+                id: after.max(0),
+            });
+        }
+        let mut conn = self.store().read().await?;
+        let found: Option<(i64,)> = on_db!(&mut conn, c => sqlx::query_as(
+            "SELECT txid FROM events WHERE tenant_id = $1 AND id <= $2 ORDER BY id DESC LIMIT 1"
+        )
+        .bind(caller.tenant_id)
+        .bind(after)
+        .fetch_optional(c)
+        .await)?;
+        Ok(EventKey {
+            txid: found.map_or(0, |(t,)| t),
+            id: after,
+        })
+    }
+
+    /// The newest event key visible to forward readers (where a live stream
+    /// without a resume point starts).
+    pub async fn event_head(&self, caller: &Caller) -> Result<EventKey> {
+        let mut conn = self.store().read().await?;
+        let found: Option<(i64, i64)> = on_db!(&mut conn, c => sqlite: sqlx::query_as(
+            "SELECT 0, id FROM events WHERE tenant_id = $1 ORDER BY id DESC LIMIT 1"
+        )
+        .bind(caller.tenant_id)
+        .fetch_optional(c)
+        .await,
+        postgres: sqlx::query_as(
+            "SELECT txid, id FROM events WHERE tenant_id = $1 \
+             AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint \
+             ORDER BY txid DESC, id DESC LIMIT 1"
+        )
+        .bind(caller.tenant_id)
+        .fetch_optional(c)
+        .await)?;
+        Ok(
+            found.map_or(EventKey { txid: 0, id: 0 }, |(txid, id)| EventKey {
+                txid,
+                id,
+            }),
+        )
+    }
+
+    /// Up to `limit` events after `from` matching `filter` (its `after` and
+    /// `limit` are ignored), in the streams' read order (see [`EventKey`]).
+    pub async fn read_events_forward(
+        &self,
+        caller: &Caller,
+        filter: &crate::api::EventFilter,
+        from: EventKey,
+        limit: u32,
+    ) -> Result<Vec<(EventKey, Event)>> {
+        self.read_events(caller, filter, from, limit, true).await
+    }
+
+    /// `safe`: the streams' order and high-water mark; otherwise plain id
+    /// order over every committed event (`GET /events`, which answers what
+    /// is committed now; followers that must never miss an event use the
+    /// stream).
+    async fn read_events(
+        &self,
+        caller: &Caller,
+        filter: &crate::api::EventFilter,
+        from: EventKey,
+        limit: u32,
+        safe: bool,
+    ) -> Result<Vec<(EventKey, Event)>> {
+        let keyed = safe && self.store().dialect() == crate::store::Dialect::Postgres;
+        let dialect = if keyed {
+            crate::store::Dialect::Postgres
+        } else {
+            crate::store::Dialect::Sqlite
+        };
+        let mut sql = String::from(match self.store().dialect() {
+            crate::store::Dialect::Postgres if !keyed => {
+                "SELECT txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1"
+            }
+            crate::store::Dialect::Sqlite => {
+                "SELECT 0 AS txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1"
+            }
+            crate::store::Dialect::Postgres => {
+                "SELECT txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1 \
+                 AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+            }
+        });
+        let mut n = 1;
+        let mut next = || {
+            n += 1;
+            format!("${n}")
+        };
+        let texts: Vec<(&str, &String)> = [
+            ("type", filter.event_type.as_ref()),
+            ("entity_type", filter.entity_type.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(c, v)| v.map(|v| (c, v)))
+        .collect();
+        for (column, _) in &texts {
+            sql.push_str(&format!(" AND {column} = {}", next()));
+        }
+        let uuids: Vec<(&str, Uuid)> = [
+            ("entity_id", filter.entity_id),
+            ("workflow_id", filter.workflow_id),
+            ("workspace_id", filter.workspace_id),
+        ]
+        .into_iter()
+        .filter_map(|(c, v)| v.map(|v| (c, v)))
+        .collect();
+        for (column, _) in &uuids {
+            sql.push_str(&format!(" AND {column} = {}", next()));
+        }
+        match dialect {
+            crate::store::Dialect::Sqlite => {
+                let (_, i) = (next(), next());
+                sql.push_str(&format!(" AND id > {i} ORDER BY id"));
+            }
+            crate::store::Dialect::Postgres => {
+                let (t, i) = (next(), next());
+                sql.push_str(&format!(" AND (txid, id) > ({t}, {i}) ORDER BY txid, id"));
+            }
+        }
+        sql.push_str(&format!(" LIMIT {}", next()));
+        let mut conn = self.store().read().await?;
+        let rows: Vec<KeyedEventRow> = on_db!(&mut conn, c => {
+            let mut query = sqlx::query_as::<_, KeyedEventRow>(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(caller.tenant_id);
+            for (_, v) in &texts {
+                query = query.bind(v.as_str());
+            }
+            for (_, v) in &uuids {
+                query = query.bind(*v);
+            }
+            query
+                .bind(from.txid)
+                .bind(from.id)
+                .bind(i64::from(limit))
+                .fetch_all(c)
+                .await
+        })?;
+        drop(conn);
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (
+                    EventKey {
+                        txid: r.txid,
+                        id: r.row.id,
+                    },
+                    Event::from(r.row),
+                )
+            })
+            .collect())
+    }
+}

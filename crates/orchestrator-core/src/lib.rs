@@ -39,6 +39,7 @@ pub mod events;
 pub mod idempotency;
 #[cfg(feature = "store")]
 pub mod liveness;
+pub mod logs;
 #[cfg(feature = "store")]
 pub mod maintenance;
 #[cfg(feature = "store")]

@@ -55,6 +55,23 @@ static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migratio
 /// How many committed events the in-process bus buffers for slow subscribers.
 const EVENT_BUS_CAPACITY: usize = 4096;
 
+/// How many wake-ups the in-process wake bus buffers (a lagging receiver
+/// just re-reads; the bus only says "something new").
+const WAKE_BUS_CAPACITY: usize = 1024;
+
+/// PostgreSQL NOTIFY channels that wake the streams of every replica.
+const NOTIFY_LOGS: &str = "orch_logs";
+const NOTIFY_EVENTS: &str = "orch_events";
+
+/// What changed, for the wake-up bus that streams wait on. Streams read the
+/// rows themselves from the table after a wake-up (by cursor), so a wake-up
+/// carries no data and a missed or duplicated one is harmless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    Logs,
+    Events,
+}
+
 /// Which SQL dialect a store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -81,8 +98,15 @@ pub struct StoreOptions {
 }
 
 enum Backend {
-    Sqlite { read: SqlitePool, write: SqlitePool },
-    Postgres { pool: PgPool },
+    Sqlite {
+        read: SqlitePool,
+        write: SqlitePool,
+    },
+    Postgres {
+        pool: PgPool,
+        /// The LISTEN task that turns other replicas' NOTIFYs into wake-ups.
+        listener: tokio::task::AbortHandle,
+    },
 }
 
 /// A handle to the database; cheap to clone.
@@ -90,6 +114,7 @@ enum Backend {
 pub struct Store {
     backend: Arc<Backend>,
     bus: broadcast::Sender<Arc<Event>>,
+    wake: broadcast::Sender<Topic>,
 }
 
 impl std::fmt::Debug for Store {
@@ -105,6 +130,7 @@ impl Store {
     /// migrations of its dialect.
     pub async fn connect(options: &StoreOptions) -> Result<Self> {
         let url = options.url.as_str();
+        let (wake, _) = broadcast::channel(WAKE_BUS_CAPACITY);
         let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = PgConnectOptions::from_str(url)
                 .map_err(|e| Error::validation(format!("invalid PostgreSQL URL: {e}")))?
@@ -125,7 +151,8 @@ impl Store {
                 .run(&pool)
                 .await
                 .map_err(Error::internal)?;
-            Backend::Postgres { pool }
+            let listener = spawn_listener(pool.clone(), wake.clone());
+            Backend::Postgres { pool, listener }
         } else if let Some(path) = url
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
@@ -170,6 +197,7 @@ impl Store {
         Ok(Self {
             backend: Arc::new(backend),
             bus,
+            wake,
         })
     }
 
@@ -185,12 +213,14 @@ impl Store {
     pub async fn begin(&self) -> Result<Tx> {
         let inner = match &*self.backend {
             Backend::Sqlite { write, .. } => TxInner::Sqlite(write.begin().await?),
-            Backend::Postgres { pool } => TxInner::Postgres(pool.begin().await?),
+            Backend::Postgres { pool, .. } => TxInner::Postgres(pool.begin().await?),
         };
         Ok(Tx {
             inner,
             pending: Vec::new(),
             bus: self.bus.clone(),
+            logs_written: false,
+            wake: self.wake.clone(),
         })
     }
 
@@ -198,7 +228,7 @@ impl Store {
     pub async fn read(&self) -> Result<Conn> {
         Ok(match &*self.backend {
             Backend::Sqlite { read, .. } => Conn::Sqlite(read.acquire().await?),
-            Backend::Postgres { pool } => Conn::Postgres(pool.acquire().await?),
+            Backend::Postgres { pool, .. } => Conn::Postgres(pool.acquire().await?),
         })
     }
 
@@ -214,6 +244,12 @@ impl Store {
         self.bus.subscribe()
     }
 
+    /// Wake-ups for streams: a [`Topic`] each time a transaction that wrote
+    /// log rows or events commits, here or (PostgreSQL) on another replica.
+    pub fn wakeups(&self) -> broadcast::Receiver<Topic> {
+        self.wake.subscribe()
+    }
+
     /// Closes every pool (waits for checked-out connections to return).
     pub async fn close(&self) {
         match &*self.backend {
@@ -221,9 +257,59 @@ impl Store {
                 read.close().await;
                 write.close().await;
             }
-            Backend::Postgres { pool } => pool.close().await,
+            Backend::Postgres { pool, listener } => {
+                listener.abort();
+                pool.close().await
+            }
         }
     }
+}
+
+/// Listens for other replicas' NOTIFYs and turns them into local wake-ups.
+/// A lost connection wakes every stream (notifications may have been missed
+/// while it was down) and the listener reconnects.
+fn spawn_listener(pool: PgPool, wake: broadcast::Sender<Topic>) -> tokio::task::AbortHandle {
+    tokio::spawn(async move {
+        loop {
+            let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
+                Ok(listener) => listener,
+                Err(e) => {
+                    tracing::warn!(error = %e, "LISTEN connection failed; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            if let Err(e) = listener.listen_all([NOTIFY_LOGS, NOTIFY_EVENTS]).await {
+                tracing::warn!(error = %e, "LISTEN failed; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            loop {
+                match listener.try_recv().await {
+                    Ok(Some(notification)) => {
+                        let topic = if notification.channel() == NOTIFY_LOGS {
+                            Topic::Logs
+                        } else {
+                            Topic::Events
+                        };
+                        let _ = wake.send(topic);
+                    }
+                    Ok(None) => {
+                        let _ = wake.send(Topic::Logs);
+                        let _ = wake.send(Topic::Events);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "LISTEN connection lost; reconnecting");
+                        let _ = wake.send(Topic::Logs);
+                        let _ = wake.send(Topic::Events);
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .abort_handle()
 }
 
 /// A borrowed connection of either backend; what [`on_db!`] matches on.
@@ -248,20 +334,48 @@ pub struct Tx {
     inner: TxInner,
     pending: Vec<Event>,
     bus: broadcast::Sender<Arc<Event>>,
+    logs_written: bool,
+    wake: broadcast::Sender<Topic>,
 }
 
 impl Tx {
+    /// Notes that this transaction wrote log rows, so log streams (on every
+    /// replica) wake up when it commits.
+    pub(crate) fn mark_logs_written(&mut self) {
+        self.logs_written = true;
+    }
+
     /// Queues an event (already inserted in this transaction) for publication
     /// after commit.
     pub(crate) fn publish_after_commit(&mut self, event: Event) {
         self.pending.push(event);
     }
 
-    /// Commits, then publishes the transaction's events.
+    /// Commits, then publishes the transaction's events. On PostgreSQL a
+    /// transaction that wrote events or log rows also sends a NOTIFY, which
+    /// the database delivers to every replica's listener at commit.
     pub async fn commit(self) -> Result<()> {
+        let wrote_events = !self.pending.is_empty();
+        let wrote_logs = self.logs_written;
         match self.inner {
             TxInner::Sqlite(tx) => tx.commit().await?,
-            TxInner::Postgres(tx) => tx.commit().await?,
+            TxInner::Postgres(mut tx) => {
+                for (wrote, channel) in [(wrote_events, NOTIFY_EVENTS), (wrote_logs, NOTIFY_LOGS)] {
+                    if wrote {
+                        sqlx::query("SELECT pg_notify($1, '')")
+                            .bind(channel)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                }
+                tx.commit().await?
+            }
+        }
+        if wrote_events {
+            let _ = self.wake.send(Topic::Events);
+        }
+        if wrote_logs {
+            let _ = self.wake.send(Topic::Logs);
         }
         for event in self.pending {
             // No subscriber is not an error: streams come and go.

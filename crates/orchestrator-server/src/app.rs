@@ -24,14 +24,21 @@ pub(crate) struct App {
     pub core: ControlPlane,
     router: Router,
     limiter: Option<Limiter>,
+    /// Turns `true` when the server shuts down; streams end on it.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl App {
-    pub fn new(core: ControlPlane, rate_limit_per_minute: u32) -> Self {
+    pub fn new(
+        core: ControlPlane,
+        rate_limit_per_minute: u32,
+        stopping: tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
         Self {
             core,
             router: Router::new(routes::table()),
             limiter: Limiter::new(rate_limit_per_minute),
+            stopping,
         }
     }
 

@@ -23,6 +23,7 @@ mod router;
 mod routes;
 mod schema;
 mod server;
+mod sse;
 
 pub use config::ServerConfig;
 pub use server::{ServeError, ServerHandle, serve, start};

@@ -29,6 +29,22 @@ pub(crate) struct Reply {
     status: StatusCode,
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Option<Vec<u8>>,
+    /// A streamed body (SSE, downloads); wins over `body`.
+    stream: Option<Body>,
+}
+
+#[derive(Serialize)]
+struct DataMetaOut<'a, T, M> {
+    data: &'a T,
+    meta: MetaWithExtra<'a, M>,
+}
+
+#[derive(Serialize)]
+struct MetaWithExtra<'a, M> {
+    #[serde(flatten)]
+    extra: &'a M,
+    request_id: &'a str,
+    timestamp: Timestamp,
 }
 
 #[derive(Serialize)]
@@ -65,25 +81,39 @@ impl Reply {
         Self::json(status, serde_json::to_vec(&out))
     }
 
-    /// `{data, meta}` with `extra` merged into `meta`.
+    /// `{data, meta}` where `meta` carries route-specific fields (cursors)
+    /// beside `request_id` and `timestamp`.
     pub(crate) fn data_with_meta<T: Serialize, M: Serialize>(
         status: StatusCode,
         request_id: &str,
         data: &T,
         extra: &M,
     ) -> Self {
-        let meta = ResponseMeta {
-            request_id: request_id.to_owned(),
-            timestamp: Timestamp::now(),
+        let out = DataMetaOut {
+            data,
+            meta: MetaWithExtra {
+                extra,
+                request_id,
+                timestamp: Timestamp::now(),
+            },
         };
-        let mut meta = serde_json::to_value(meta).unwrap_or_default();
-        if let (Some(meta), Ok(serde_json::Value::Object(extra))) =
-            (meta.as_object_mut(), serde_json::to_value(extra))
-        {
-            meta.extend(extra);
-        }
-        let out = serde_json::json!({ "data": data, "meta": meta });
         Self::json(status, serde_json::to_vec(&out))
+    }
+
+    /// A JSON body exactly as given (the contract's plain error objects, such
+    /// as `{"error": "Not found"}`).
+    pub(crate) fn plain<T: Serialize>(status: StatusCode, body: &T) -> Self {
+        Self::json(status, serde_json::to_vec(body))
+    }
+
+    /// A streamed `200` body with its content type and extra headers.
+    pub(crate) fn stream(content_type: &'static str, body: Body) -> Self {
+        Self {
+            status: StatusCode::OK,
+            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            body: None,
+            stream: Some(body),
+        }
     }
 
     pub(crate) fn page<T: Serialize>(request_id: &str, page: &Page<T>) -> Self {
@@ -108,6 +138,7 @@ impl Reply {
             status: StatusCode::NO_CONTENT,
             headers: Vec::new(),
             body: None,
+            stream: None,
         }
     }
 
@@ -120,6 +151,7 @@ impl Reply {
                     HeaderValue::from_static("application/json"),
                 )],
                 body: Some(bytes),
+                stream: None,
             },
             // Our own records always serialize; if one ever does not, say so
             // rather than send half a body.
@@ -135,6 +167,7 @@ impl Reply {
                         br#"{"error":{"code":"INTERNAL_ERROR","message":"internal error"}}"#
                             .to_vec(),
                     ),
+                    stream: None,
                 }
             }
         }
@@ -147,6 +180,7 @@ impl Reply {
             status,
             headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
             body: Some(body),
+            stream: None,
         }
     }
 
@@ -157,9 +191,10 @@ impl Reply {
     }
 
     pub(crate) fn into_response(self) -> Response<Body> {
-        let mut response = Response::new(match self.body {
-            Some(bytes) => full(bytes),
-            None => empty(),
+        let mut response = Response::new(match (self.stream, self.body) {
+            (Some(stream), _) => stream,
+            (None, Some(bytes)) => full(bytes),
+            (None, None) => empty(),
         });
         *response.status_mut() = self.status;
         for (name, value) in self.headers {

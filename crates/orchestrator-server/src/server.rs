@@ -87,8 +87,12 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
         addr: config.listen,
         source,
     })?;
-    let app = Arc::new(App::new(core.clone(), config.rate_limit_per_minute));
     let (stop, stopped) = watch::channel(false);
+    let app = Arc::new(App::new(
+        core.clone(),
+        config.rate_limit_per_minute,
+        stopped.clone(),
+    ));
     let task = tokio::spawn(accept_loop(
         listener,
         app,

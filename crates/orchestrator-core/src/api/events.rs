@@ -19,3 +19,32 @@ pub struct Event {
     pub data: serde_json::Value,
     pub created_at: Timestamp,
 }
+
+/// `GET /events` and `/events/stream` filters. `after` is the id of the last
+/// event seen; `limit` is 1 to 500 (default 50).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EventFilter {
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub event_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workflow_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+}
+
+/// One page of `GET /events`, oldest first.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EventPage {
+    pub items: Vec<Event>,
+    /// The last id as a string (pass as `after`); `None` when the page is empty.
+    pub next_after: Option<String>,
+    pub has_more: bool,
+}

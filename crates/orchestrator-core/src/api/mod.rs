@@ -18,6 +18,7 @@ pub mod auth;
 pub mod envelope;
 pub mod error;
 pub mod events;
+pub mod logs;
 pub mod pagination;
 pub mod playbooks;
 pub mod tasks;
@@ -31,7 +32,12 @@ pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
 pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
 pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope, Issues};
-pub use events::Event;
+pub use events::{Event, EventFilter, EventPage};
+pub use logs::{
+    ExportFormat, IngestLogs, Ingested, LogActor, LogCategory, LogDetail, LogFilter, LogGroup,
+    LogGroupBy, LogLevel, LogPage, LogQuery, LogRow, LogSource, LogStats, LogStatus, NewLogEntry,
+    SortOrder,
+};
 pub use pagination::{Page, PageRequest};
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};

@@ -6,10 +6,13 @@
 //! token again means someone kept a copy, so the whole family is revoked.
 
 use super::tokens::{self, Subject};
+use crate::api::{LogCategory, LogLevel, LogStatus};
 use crate::api::{Scope, Timestamp};
-use crate::api_keys::KeyRow;
+use crate::api_keys::{self, KeyRow};
+use crate::auth::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::logs::{self, PlatformLog};
 use crate::secrets::{random_base62, sha256_hex};
 use crate::store::{Access, on_db};
 use chrono::{DateTime, Utc};
@@ -47,14 +50,53 @@ struct SessionRow {
 impl ControlPlane {
     /// `POST /auth/token`: trades an API key for an access token and a new
     /// refresh session.
+    ///
+    /// Writes an `auth.token` platform log row: `completed` on success,
+    /// `failed` (level `warn`) when the key exists but cannot be used. A value
+    /// that names no key names no tenant either, so it is only traced.
     pub async fn exchange_api_key(&self, api_key: &str, persistent: bool) -> Result<IssuedSession> {
-        let key = self.usable_key_by_value(api_key.trim()).await?;
+        let key = match self.usable_key_by_value(api_key.trim()).await {
+            Ok(key) => key,
+            Err(e) => {
+                self.log_failed_exchange(api_key.trim(), &e).await;
+                return Err(e);
+            }
+        };
         let mut tx = self.store().begin().await?;
         let session = self
             .open_session(&mut tx, &key, Uuid::new_v4(), persistent)
             .await?;
+        auth_log(&mut tx, &key, "auth.token", LogStatus::Completed, None).await?;
         tx.commit().await?;
         Ok(session)
+    }
+
+    /// Records a refused exchange of a key that exists (revoked, expired).
+    async fn log_failed_exchange(&self, raw: &str, error: &Error) {
+        if api_keys::scope_of(raw).is_none() {
+            return;
+        }
+        let result = async {
+            let mut conn = self.store().read().await?;
+            let Some(key) = api_keys::find_by_hash(&mut conn, &sha256_hex(raw)).await? else {
+                return Ok(());
+            };
+            drop(conn);
+            let mut tx = self.store().begin().await?;
+            auth_log(
+                &mut tx,
+                &key,
+                "auth.token",
+                LogStatus::Failed,
+                Some(error.to_string()),
+            )
+            .await?;
+            tx.commit().await
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "could not log a failed token exchange");
+        }
     }
 
     /// `POST /auth/refresh`: rotates the refresh token. A token that was
@@ -104,6 +146,7 @@ impl ControlPlane {
         let session = self
             .open_session(&mut tx, &key, row.family_id, row.persistent)
             .await?;
+        auth_log(&mut tx, &key, "auth.refresh", LogStatus::Completed, None).await?;
         tx.commit().await?;
         Ok(session)
     }
@@ -172,6 +215,26 @@ impl ControlPlane {
             tenant_id: key.tenant_id,
         })
     }
+}
+
+/// One `auth` platform row about `key` (the key is the actor and the resource).
+async fn auth_log(
+    tx: &mut crate::store::Tx,
+    key: &KeyRow,
+    operation: &str,
+    status: LogStatus,
+    failure: Option<String>,
+) -> Result<()> {
+    let caller = Caller::from_key(key)?;
+    let mut log = PlatformLog::new(LogCategory::Auth, operation, status);
+    log.resource_type = Some("api_key");
+    log.resource_id = Some(key.id.to_string());
+    log.payload = serde_json::json!({ "scope": key.scope, "key_prefix": key.key_prefix });
+    if let Some(message) = failure {
+        log.level = LogLevel::Warn;
+        log.error = Some(serde_json::json!({ "message": message, "code": "UNAUTHORIZED" }));
+    }
+    logs::write_platform_log(tx, &caller, key.tenant_id, log).await
 }
 
 async fn find_session(access: &mut impl Access, hash: &str) -> Result<Option<SessionRow>> {

@@ -8,7 +8,9 @@
 mod agents;
 mod api_keys;
 mod auth;
+mod events;
 mod health;
+mod logs;
 mod playbooks;
 mod tasks;
 mod tenants;
@@ -79,6 +81,12 @@ impl Route {
         Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
     {
         Self::new(method, path, Access::Public, handler)
+    }
+
+    /// A body limit other than the JSON default.
+    fn body_limit(mut self, limit: usize) -> Self {
+        self.body_limit = limit;
+        self
     }
 
     /// Exempts the route from the rate limiter (health checks, streams).
@@ -362,5 +370,19 @@ pub(crate) fn table() -> Vec<Route> {
             Agent,
             workspaces::delete_memory,
         ),
+        // Logs and events
+        Route::scoped(M::POST, "/api/v1/logs/ingest", Worker, logs::ingest)
+            .body_limit(logs::INGEST_BODY_LIMIT),
+        Route::scoped(M::GET, "/api/v1/logs", Agent, logs::query),
+        Route::scoped(M::GET, "/api/v1/logs/stream", Agent, logs::stream).unlimited(),
+        Route::scoped(M::GET, "/api/v1/logs/export", Admin, logs::export).unlimited(),
+        Route::scoped(M::GET, "/api/v1/logs/stats", Agent, logs::stats),
+        Route::scoped(M::GET, "/api/v1/logs/operations", Agent, logs::operations),
+        Route::scoped(M::GET, "/api/v1/logs/roles", Agent, logs::roles),
+        Route::scoped(M::GET, "/api/v1/logs/actors", Agent, logs::actors),
+        Route::scoped(M::GET, "/api/v1/logs/workflows", Agent, logs::workflows),
+        Route::scoped(M::GET, "/api/v1/logs/{id}", Agent, logs::get),
+        Route::scoped(M::GET, "/api/v1/events", Agent, events::list),
+        Route::scoped(M::GET, "/api/v1/events/stream", Agent, events::stream).unlimited(),
     ]
 }

@@ -1,0 +1,136 @@
+//! Streamed bodies: Server-Sent Events and chunked downloads.
+//!
+//! A producer task writes frames into a bounded channel that the response
+//! body drains, so a slow client only ever holds back its own producer
+//! (which reads rows from the table at its own pace) and never a writer.
+//! A client that takes no frame for [`SLOW_CONSUMER_TIMEOUT`] gets a final
+//! `event: error` frame (`{"error":"slow_consumer"}`) and the stream ends.
+
+use crate::response::Body;
+use bytes::Bytes;
+use futures_util::stream;
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use std::future::Future;
+use std::task::Poll;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// Frames buffered per stream.
+const STREAM_BUFFER: usize = 256;
+/// How long a producer waits for room before giving up on a client.
+pub(crate) const SLOW_CONSUMER_TIMEOUT: Duration = Duration::from_secs(30);
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The producer's end of a streamed body.
+pub(crate) struct Sender {
+    frames: mpsc::Sender<Result<Bytes, BoxError>>,
+    last: Option<oneshot::Sender<Bytes>>,
+}
+
+/// A body fed by the returned [`Sender`] (`capacity` chunks in flight).
+pub(crate) fn channel(capacity: usize) -> (Sender, Body) {
+    let (frames, mut rx) = mpsc::channel::<Result<Bytes, BoxError>>(capacity);
+    let (last_tx, last_rx) = oneshot::channel::<Bytes>();
+    let mut last_rx = Some(last_rx);
+    let mut done = false;
+    let body = stream::poll_fn(move |cx| {
+        if done {
+            return Poll::Ready(None);
+        }
+        if let Some(last) = last_rx.as_mut()
+            && let Poll::Ready(result) = std::pin::Pin::new(last).poll(cx)
+        {
+            last_rx = None;
+            if let Ok(bytes) = result {
+                done = true;
+                return Poll::Ready(Some(Ok(Frame::data(bytes))));
+            }
+        }
+        match rx.poll_recv(cx) {
+            Poll::Ready(Some(Ok(bytes))) => Poll::Ready(Some(Ok(Frame::data(bytes)))),
+            Poll::Ready(Some(Err(e))) => {
+                done = true;
+                Poll::Ready(Some(Err(e)))
+            }
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    });
+    (
+        Sender {
+            frames,
+            last: Some(last_tx),
+        },
+        StreamBody::new(body).boxed_unsync(),
+    )
+}
+
+/// An SSE body with the default buffer.
+pub(crate) fn sse_channel() -> (Sender, Body) {
+    channel(STREAM_BUFFER)
+}
+
+impl Sender {
+    /// Queues a chunk. `false` when the client is gone or too slow (then a
+    /// final error frame has been queued and the stream should end).
+    pub async fn send(&mut self, bytes: impl Into<Bytes>) -> bool {
+        match tokio::time::timeout(SLOW_CONSUMER_TIMEOUT, self.frames.send(Ok(bytes.into()))).await
+        {
+            Ok(Ok(())) => true,
+            Ok(Err(_)) => false,
+            Err(_) => {
+                self.finish_with(frame(
+                    None,
+                    "error",
+                    &serde_json::json!({"error": "slow_consumer"}),
+                ));
+                false
+            }
+        }
+    }
+
+    /// Ends the stream after one last chunk, delivered before anything
+    /// still buffered.
+    pub fn finish_with(&mut self, bytes: impl Into<Bytes>) {
+        if let Some(last) = self.last.take() {
+            let _ = last.send(bytes.into());
+        }
+    }
+
+    /// Aborts the body with an error (the client sees a broken transfer).
+    pub async fn fail(&mut self, message: String) {
+        let _ = self.frames.send(Err(message.into())).await;
+    }
+
+    /// Resolves when the client has gone away.
+    pub async fn closed(&self) {
+        self.frames.closed().await
+    }
+}
+
+/// One SSE frame.
+pub(crate) fn frame(id: Option<&str>, event: &str, data: &impl serde::Serialize) -> Bytes {
+    let data = serde_json::to_string(data).unwrap_or_else(|_| "{}".to_owned());
+    let mut out = String::with_capacity(data.len() + 40);
+    if let Some(id) = id {
+        out.push_str("id: ");
+        out.push_str(id);
+        out.push('\n');
+    }
+    out.push_str("event: ");
+    out.push_str(event);
+    out.push_str("\ndata: ");
+    out.push_str(&data);
+    out.push_str("\n\n");
+    Bytes::from(out)
+}
+
+/// The `Last-Event-ID` header, or an `after`-style query value.
+pub(crate) fn resume_id(last_event_id: Option<&str>, after: Option<&str>) -> Option<i64> {
+    last_event_id
+        .or(after)
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .filter(|v| *v >= 0)
+}
