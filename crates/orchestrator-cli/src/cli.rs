@@ -1,6 +1,6 @@
 //! The command line: global options and one subcommand per resource.
 
-use crate::commands::{api_keys, completions, login, serve, tenants};
+use crate::commands::{api_keys, bench, completions, login, serve, tenants};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -86,4 +86,6 @@ pub enum Command {
     Tenants(tenants::TenantsCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Load generator: lifecycle, claim-latency, ingest, stream, noop.
+    Bench(bench::BenchArgs),
 }

@@ -1,6 +1,7 @@
 //! One module per resource; each verb has its own clap `Args`.
 
 pub mod api_keys;
+pub mod bench;
 pub mod completions;
 pub mod login;
 pub mod serve;
@@ -31,5 +32,6 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ApiKeys(command) => api_keys::run(&global, command).await,
         Command::Tenants(command) => tenants::run(&global, command).await,
         Command::Completions(args) => completions::run(args),
+        Command::Bench(args) => bench::run(&global, args).await,
     }
 }
