@@ -1,6 +1,8 @@
 //! The command line: global options and one subcommand per resource.
 
-use crate::commands::{api_keys, bench, completions, login, serve, tenants};
+use crate::commands::{
+    agents, api_keys, bench, completions, login, serve, tasks, tenants, workflows,
+};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
@@ -86,6 +88,18 @@ pub enum Command {
     Tenants(tenants::TenantsCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Launch, follow and steer workflows.
+    #[command(subcommand)]
+    Workflows(workflows::WorkflowsCommand),
+    /// Create, claim and move tasks through their lifecycle.
+    #[command(subcommand)]
+    Tasks(tasks::TasksCommand),
+    /// Register and inspect agents.
+    #[command(subcommand)]
+    Agents(agents::AgentsCommand),
+    /// Register and inspect workers.
+    #[command(subcommand)]
+    Workers(agents::WorkersCommand),
     /// Load generator: lifecycle, claim-latency, ingest, stream, noop.
     Bench(bench::BenchArgs),
 }

@@ -1,11 +1,14 @@
 //! One module per resource; each verb has its own clap `Args`.
 
+pub mod agents;
 pub mod api_keys;
 pub mod bench;
 pub mod completions;
 pub mod login;
 pub mod serve;
+pub mod tasks;
 pub mod tenants;
+pub mod workflows;
 
 use crate::cli::{Cli, Command};
 use crate::config;
@@ -32,6 +35,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::ApiKeys(command) => api_keys::run(&global, command).await,
         Command::Tenants(command) => tenants::run(&global, command).await,
         Command::Completions(args) => completions::run(args),
+        Command::Workflows(command) => workflows::run(&global, command).await,
+        Command::Tasks(command) => tasks::run(&global, command).await,
+        Command::Agents(command) => agents::run(&global, command).await,
+        Command::Workers(command) => agents::run_workers(&global, command).await,
         Command::Bench(args) => bench::run(&global, args).await,
     }
 }

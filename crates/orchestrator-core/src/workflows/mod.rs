@@ -427,12 +427,11 @@ async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Result<Workfl
     let id = Uuid::new_v4();
     let now = Timestamp::now().as_datetime();
     let lifecycle = new.playbook.lifecycle.clone();
-    let row: WorkflowRow = on_db!(tx, c => sqlx::query_as(concat!(
-        "INSERT INTO workflows AS w (id, tenant_id, workspace_id, playbook_id, name, state, lifecycle, operator_note, \
+    on_db!(tx, c => sqlx::query(concat!(
+        "INSERT INTO workflows (id, tenant_id, workspace_id, playbook_id, name, state, lifecycle, operator_note, \
          parameters, metadata, token_budget, cost_cap_usd, max_duration_minutes, live_visibility_mode, \
          initial_input_packet, lineage_id, attempt_number, attempt_kind, redrive_of, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19) \
-         RETURNING ", workflow_columns!()
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)"
     ))
     .bind(id)
     .bind(caller.tenant_id)
@@ -453,8 +452,12 @@ async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Result<Workfl
     .bind(new.attempt_kind)
     .bind(new.redrive_of)
     .bind(now)
-    .fetch_one(c)
-    .await)?;
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    let row = find(tx, caller.tenant_id, id)
+        .await?
+        .ok_or(Error::not_found("workflow"))?;
     for (position, (name, goal)) in stages_of(&new.playbook.definition).into_iter().enumerate() {
         let status = if position == 0 { "active" } else { "pending" };
         on_db!(tx, c => sqlx::query(

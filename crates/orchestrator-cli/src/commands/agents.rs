@@ -1,0 +1,219 @@
+//! `orch agents register|list|get|heartbeat` and `orch workers register|list|get`.
+
+use crate::cli::{GlobalOpts, PageArgs};
+use crate::config;
+use crate::output::{self, fields, opt, table};
+use clap::{Args, Subcommand};
+use orchestrator_client::api::{
+    Agent, ExecutionMode, RegisterAgent, RegisterWorker, WorkerAgentSpec,
+};
+use uuid::Uuid;
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Register an agent (prints its key once with --issue-api-key).
+    Register(RegisterArgs),
+    /// List agents, newest first.
+    List(PageArgs),
+    /// Show one agent.
+    Get(IdArg),
+    /// Send a heartbeat for an agent.
+    Heartbeat(IdArg),
+}
+
+#[derive(Debug, Args)]
+pub struct IdArg {
+    pub id: Uuid,
+}
+
+#[derive(Debug, Args)]
+pub struct RegisterArgs {
+    #[arg(long)]
+    pub name: String,
+    /// A routing tag (repeatable), e.g. `role:dev`.
+    #[arg(long = "tag")]
+    pub tags: Vec<String>,
+    /// specialist, orchestrator or hybrid.
+    #[arg(long, default_value = "specialist")]
+    pub execution_mode: String,
+    #[arg(long)]
+    pub heartbeat_interval_seconds: Option<i64>,
+    /// Issue an agent key bound to the new agent (printed once).
+    #[arg(long)]
+    pub issue_api_key: bool,
+}
+
+pub(crate) fn mode(text: &str) -> anyhow::Result<ExecutionMode> {
+    ExecutionMode::parse(text)
+        .ok_or_else(|| anyhow::anyhow!("execution mode must be specialist, orchestrator or hybrid"))
+}
+
+fn agent_fields(agent: &Agent) -> comfy_table::Table {
+    let mut rows = vec![
+        ("id", agent.id.to_string()),
+        ("name", agent.name.clone()),
+        ("status", agent.status.clone()),
+        ("execution_mode", agent.execution_mode.as_str().to_owned()),
+        ("routing_tags", agent.routing_tags.join(", ")),
+        ("worker_id", opt(&agent.worker_id)),
+        ("current_task_id", opt(&agent.current_task_id)),
+        (
+            "heartbeat_interval_seconds",
+            agent.heartbeat_interval_seconds.to_string(),
+        ),
+        ("last_heartbeat_at", agent.last_heartbeat_at.to_string()),
+    ];
+    if let Some(key) = &agent.api_key {
+        rows.push(("api_key", key.clone()));
+    }
+    fields(&rows)
+}
+
+pub async fn run(global: &GlobalOpts, command: AgentsCommand) -> anyhow::Result<()> {
+    let client = config::client(global)?;
+    match command {
+        AgentsCommand::Register(args) => {
+            let agent = client
+                .agents()
+                .register(&RegisterAgent {
+                    name: args.name,
+                    routing_tags: Some(args.tags),
+                    execution_mode: Some(mode(&args.execution_mode)?),
+                    heartbeat_interval_seconds: args.heartbeat_interval_seconds,
+                    issue_api_key: Some(args.issue_api_key),
+                    ..Default::default()
+                })
+                .await?;
+            output::emit(global.format(), &agent, || agent_fields(&agent));
+        }
+        AgentsCommand::List(args) => {
+            let page = client.agents().list(args.request()).await?;
+            output::emit(global.format(), &page, || {
+                let mut t = table(&["id", "name", "status", "mode", "tags", "last heartbeat"]);
+                for a in &page.items {
+                    t.add_row(vec![
+                        a.id.to_string(),
+                        a.name.clone(),
+                        a.status.clone(),
+                        a.execution_mode.as_str().to_owned(),
+                        a.routing_tags.join(", "),
+                        a.last_heartbeat_at.to_string(),
+                    ]);
+                }
+                t
+            });
+        }
+        AgentsCommand::Get(args) => {
+            let agent = client.agents().get(args.id).await?;
+            output::emit(global.format(), &agent, || agent_fields(&agent));
+        }
+        AgentsCommand::Heartbeat(args) => {
+            let ack = client.agents().heartbeat(args.id).await?;
+            output::emit(global.format(), &ack, || {
+                fields(&[("ack", ack.ack.to_string()), ("status", ack.status.clone())])
+            });
+        }
+    }
+    Ok(())
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkersCommand {
+    /// Register a worker (needs a worker key) with its agents; keys print once.
+    Register(WorkerRegisterArgs),
+    /// List workers, newest first.
+    List(PageArgs),
+    /// Show one worker.
+    Get(IdArg),
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerRegisterArgs {
+    #[arg(long)]
+    pub name: String,
+    #[arg(long = "tag")]
+    pub tags: Vec<String>,
+    /// An agent to create, as `name` or `name:mode` (repeatable).
+    #[arg(long = "agent")]
+    pub agents: Vec<String>,
+    #[arg(long)]
+    pub heartbeat_interval_seconds: Option<i64>,
+}
+
+pub async fn run_workers(global: &GlobalOpts, command: WorkersCommand) -> anyhow::Result<()> {
+    let client = config::client(global)?;
+    match command {
+        WorkersCommand::Register(args) => {
+            let agents = args
+                .agents
+                .iter()
+                .map(|spec| {
+                    let (name, m) = spec.split_once(':').unwrap_or((spec, "specialist"));
+                    Ok(WorkerAgentSpec {
+                        name: name.to_owned(),
+                        routing_tags: None,
+                        execution_mode: Some(mode(m)?),
+                    })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let worker = client
+                .workers()
+                .register(&RegisterWorker {
+                    name: args.name,
+                    routing_tags: Some(args.tags),
+                    heartbeat_interval_seconds: args.heartbeat_interval_seconds,
+                    agents: Some(agents),
+                    ..Default::default()
+                })
+                .await?;
+            output::emit(global.format(), &worker, || {
+                let mut rows = vec![
+                    ("worker_id", worker.worker_id.to_string()),
+                    ("worker_api_key", worker.worker_api_key.clone()),
+                    ("websocket_url", worker.websocket_url.clone()),
+                ];
+                for a in &worker.agents {
+                    rows.push(("agent", format!("{} {} {}", a.id, a.name, a.api_key)));
+                }
+                fields(&rows)
+            });
+        }
+        WorkersCommand::List(args) => {
+            let page = client.workers().list(args.request()).await?;
+            output::emit(global.format(), &page, || {
+                let mut t = table(&["id", "name", "status", "agents", "last heartbeat"]);
+                for w in &page.items {
+                    t.add_row(vec![
+                        w.worker_id.to_string(),
+                        w.name.clone(),
+                        w.status.clone(),
+                        w.agents.len().to_string(),
+                        w.last_heartbeat_at.to_string(),
+                    ]);
+                }
+                t
+            });
+        }
+        WorkersCommand::Get(args) => {
+            let w = client.workers().get(args.id).await?;
+            output::emit(global.format(), &w, || {
+                fields(&[
+                    ("worker_id", w.worker_id.to_string()),
+                    ("name", w.name.clone()),
+                    ("status", w.status.clone()),
+                    ("runtime_type", w.runtime_type.clone()),
+                    ("routing_tags", w.routing_tags.join(", ")),
+                    (
+                        "agents",
+                        w.agents
+                            .iter()
+                            .map(Uuid::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    ),
+                ])
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,452 @@
+//! `orch workflows launch|list|get|events|redrive|pause|resume|cancel|board`.
+//!
+//! `launch --watch` shows a live progress bar of the workflow's tasks (done
+//! out of all, with counts by state) until the workflow ends, then exits 0
+//! when it completed and 1 when it failed or was cancelled. `--playbook` and
+//! `--workspace` take an id, a slug or a name.
+
+use crate::cli::{GlobalOpts, OutputFormat, PageArgs};
+use crate::config;
+use crate::output::{self, fields, opt, table};
+use base64::Engine;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use orchestrator_client::Client;
+use orchestrator_client::api::workspaces::WorkspaceFilter;
+use orchestrator_client::api::{
+    CreateWorkflow, InitialInputPacket, InputFile, PageRequest, RedriveWorkflow, TaskState,
+    Workflow, WorkflowAction, WorkflowEventQuery, WorkflowFilter, WorkflowState,
+};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use uuid::Uuid;
+
+#[derive(Debug, Subcommand)]
+pub enum WorkflowsCommand {
+    /// Launch a workflow from a playbook in a workspace.
+    Launch(LaunchArgs),
+    /// List workflows, newest first.
+    List(ListArgs),
+    /// Show a workflow with its tasks, work items, activations and stages.
+    Get(IdArg),
+    /// Print a workflow's events, oldest first (`-f` keeps following).
+    Events(EventsArgs),
+    /// Start a new attempt of a workflow.
+    Redrive(RedriveArgs),
+    /// Pause a workflow (its tasks are not claimed meanwhile).
+    Pause(IdArg),
+    /// Resume a paused workflow.
+    Resume(IdArg),
+    /// Cancel a workflow and its open tasks.
+    Cancel(IdArg),
+    /// Show the board: work items by column.
+    Board(IdArg),
+}
+
+#[derive(Debug, Args)]
+pub struct IdArg {
+    pub id: Uuid,
+}
+
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    /// Playbook id, slug or name.
+    #[arg(long)]
+    pub playbook: String,
+    /// Workspace id, slug or name.
+    #[arg(long)]
+    pub workspace: String,
+    #[arg(long)]
+    pub name: String,
+    /// A launch parameter `key=value` (repeatable).
+    #[arg(long = "param")]
+    pub params: Vec<String>,
+    /// A file to attach to the input packet (repeatable).
+    #[arg(long = "file")]
+    pub files: Vec<std::path::PathBuf>,
+    /// The kickoff brief.
+    #[arg(long)]
+    pub summary: Option<String>,
+    #[arg(long)]
+    pub request_id: Option<String>,
+    /// Follow progress until the workflow ends (exit 0 completed, 1 otherwise).
+    #[arg(long)]
+    pub watch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long)]
+    pub state: Option<String>,
+    #[arg(long)]
+    pub workspace: Option<Uuid>,
+    #[arg(long)]
+    pub playbook: Option<Uuid>,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    pub id: Uuid,
+    /// Comma-separated event types.
+    #[arg(long)]
+    pub types: Option<String>,
+    #[arg(long)]
+    pub after: Option<i64>,
+    /// Keep following new events.
+    #[arg(short = 'f', long)]
+    pub follow: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RedriveArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub name: Option<String>,
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Start fresh instead of inheriting parameters and inputs.
+    #[arg(long)]
+    pub fresh: bool,
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+async fn resolve_playbook(client: &Client, text: &str) -> anyhow::Result<Uuid> {
+    if let Ok(id) = Uuid::parse_str(text) {
+        return Ok(id);
+    }
+    let page = client.playbooks().list(PageRequest::new(1, 100)).await?;
+    page.items
+        .iter()
+        .find(|p| p.slug == text || p.name == text)
+        .map(|p| p.id)
+        .ok_or_else(|| anyhow::anyhow!("no playbook with slug or name `{text}`"))
+}
+
+async fn resolve_workspace(client: &Client, text: &str) -> anyhow::Result<Uuid> {
+    if let Ok(id) = Uuid::parse_str(text) {
+        return Ok(id);
+    }
+    let page = client
+        .workspaces()
+        .list(
+            &WorkspaceFilter {
+                q: Some(text.to_owned()),
+                is_active: None,
+            },
+            PageRequest::new(1, 100),
+        )
+        .await?;
+    page.items
+        .iter()
+        .find(|w| w.slug == text || w.name == text)
+        .map(|w| w.id)
+        .ok_or_else(|| anyhow::anyhow!("no workspace with slug or name `{text}`"))
+}
+
+fn content_type(path: &std::path::Path) -> Option<String> {
+    let ext = path.extension()?.to_str()?.to_lowercase();
+    Some(
+        match ext.as_str() {
+            "md" => "text/markdown",
+            "txt" => "text/plain",
+            "json" => "application/json",
+            "yaml" | "yml" => "application/yaml",
+            "pdf" => "application/pdf",
+            "png" => "image/png",
+            _ => "application/octet-stream",
+        }
+        .to_owned(),
+    )
+}
+
+fn show_workflow(global: &GlobalOpts, w: &Workflow) {
+    output::emit(global.format(), w, || {
+        fields(&[
+            ("id", w.id.to_string()),
+            ("name", w.name.clone()),
+            ("state", w.state.as_str().to_owned()),
+            ("lifecycle", w.lifecycle.clone()),
+            ("playbook_id", w.playbook_id.to_string()),
+            ("workspace_id", w.workspace_id.to_string()),
+            (
+                "attempt",
+                format!("{} ({})", w.attempt_number, w.attempt_kind),
+            ),
+            ("created_at", w.created_at.to_string()),
+        ])
+    });
+}
+
+/// Polls until the workflow ends, drawing task progress; the final state.
+async fn watch(client: &Client, id: Uuid) -> anyhow::Result<WorkflowState> {
+    let bar = ProgressBar::new(0);
+    bar.set_style(ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks done  {msg}",
+    )?);
+    bar.enable_steady_tick(Duration::from_millis(120));
+    loop {
+        let detail = client.workflows().get(id).await?;
+        let count = |s: TaskState| detail.tasks.iter().filter(|t| t.state == s).count();
+        let done = detail.tasks.iter().filter(|t| t.state.is_done()).count();
+        bar.set_length(detail.tasks.len() as u64);
+        bar.set_position(done as u64);
+        bar.set_message(format!(
+            "{} | pending {} claimed {} in_progress {} completed {} failed {}",
+            detail.workflow.state.as_str(),
+            count(TaskState::Pending),
+            count(TaskState::Claimed),
+            count(TaskState::InProgress),
+            count(TaskState::Completed),
+            count(TaskState::Failed),
+        ));
+        if detail.workflow.state.is_terminal() {
+            bar.finish();
+            return Ok(detail.workflow.state);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Result<()> {
+    let client = config::client(global)?;
+    match command {
+        WorkflowsCommand::Launch(args) => {
+            let playbook_id = resolve_playbook(&client, &args.playbook).await?;
+            let workspace_id = resolve_workspace(&client, &args.workspace).await?;
+            let mut parameters = BTreeMap::new();
+            for param in &args.params {
+                let (k, v) = param
+                    .split_once('=')
+                    .ok_or_else(|| anyhow::anyhow!("--param takes key=value, got `{param}`"))?;
+                parameters.insert(k.to_owned(), v.to_owned());
+            }
+            let mut files = Vec::new();
+            for path in &args.files {
+                let bytes = std::fs::read(path)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+                files.push(InputFile {
+                    file_name: path
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .unwrap_or("file")
+                        .to_owned(),
+                    content_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+                    content_type: content_type(path),
+                });
+            }
+            let packet =
+                (args.summary.is_some() || !files.is_empty()).then(|| InitialInputPacket {
+                    summary: args.summary.clone(),
+                    structured_inputs: None,
+                    files: (!files.is_empty()).then_some(files),
+                });
+            let workflow = client
+                .workflows()
+                .create(&CreateWorkflow {
+                    request_id: args.request_id,
+                    playbook_id,
+                    workspace_id,
+                    name: args.name,
+                    parameters: (!parameters.is_empty()).then_some(parameters),
+                    initial_input_packet: packet,
+                    ..Default::default()
+                })
+                .await?;
+            if !args.watch {
+                show_workflow(global, &workflow);
+                return Ok(());
+            }
+            eprintln!("launched workflow {} ({})", workflow.id, workflow.name);
+            let state = watch(&client, workflow.id).await?;
+            let detail = client.workflows().get(workflow.id).await?;
+            show_workflow(global, &detail.workflow);
+            if state != WorkflowState::Completed {
+                anyhow::bail!("workflow {} ended {}", workflow.id, state.as_str());
+            }
+        }
+        WorkflowsCommand::List(args) => {
+            let state = match args.state.as_deref() {
+                Some(s) => Some(
+                    WorkflowState::parse(s).ok_or_else(|| anyhow::anyhow!("unknown state {s}"))?,
+                ),
+                None => None,
+            };
+            let filter = WorkflowFilter {
+                state,
+                workspace_id: args.workspace,
+                playbook_id: args.playbook,
+                ..Default::default()
+            };
+            let page = client
+                .workflows()
+                .list(&filter, args.page.request())
+                .await?;
+            output::emit(global.format(), &page, || {
+                let mut t = table(&[
+                    "id",
+                    "name",
+                    "state",
+                    "playbook",
+                    "workspace",
+                    "tasks done",
+                    "created",
+                ]);
+                for w in &page.items {
+                    let total: i64 = w.task_counts.values().sum();
+                    let done = w.task_counts.get("completed").copied().unwrap_or(0);
+                    t.add_row(vec![
+                        w.workflow.id.to_string(),
+                        w.workflow.name.clone(),
+                        w.workflow.state.as_str().to_owned(),
+                        opt(&w.playbook_name),
+                        opt(&w.workspace_name),
+                        format!("{done}/{total}"),
+                        w.workflow.created_at.to_string(),
+                    ]);
+                }
+                t
+            });
+        }
+        WorkflowsCommand::Get(args) => {
+            let detail = client.workflows().get(args.id).await?;
+            output::emit(global.format(), &detail, || {
+                let mut t = table(&["task", "title", "state", "kind", "stage", "agent"]);
+                for task in &detail.tasks {
+                    t.add_row(vec![
+                        task.id.to_string(),
+                        task.title.clone(),
+                        task.state.to_string(),
+                        task.task_kind.as_str().to_owned(),
+                        opt(&task.stage_name),
+                        opt(&task.assigned_agent_id),
+                    ]);
+                }
+                t
+            });
+            if global.format() == OutputFormat::Table {
+                eprintln!(
+                    "{} {} ({}), stages: {}",
+                    detail.workflow.name,
+                    detail.workflow.state.as_str(),
+                    detail.workflow.id,
+                    detail
+                        .workflow_stages
+                        .iter()
+                        .map(|s| format!("{} [{}]", s.name, s.status))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+        WorkflowsCommand::Events(args) => {
+            let mut after = args.after;
+            loop {
+                let feed = client
+                    .workflows()
+                    .events(
+                        args.id,
+                        &WorkflowEventQuery {
+                            types: args.types.clone(),
+                            after,
+                            limit: Some(500),
+                            ..Default::default()
+                        },
+                    )
+                    .await?;
+                for event in &feed.events {
+                    match global.format() {
+                        OutputFormat::Json => output::print_out(&serde_json::to_string(event)?),
+                        OutputFormat::Table => output::print_out(&format!(
+                            "{} {} {} {} {}",
+                            event.id,
+                            event.created_at,
+                            event.event_type,
+                            event.entity_id,
+                            event.data
+                        )),
+                    }
+                }
+                if let Some(last) = feed.events.last() {
+                    after = Some(last.id);
+                }
+                if feed.has_more {
+                    continue;
+                }
+                if !args.follow {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+        WorkflowsCommand::Redrive(args) => {
+            let applied = client
+                .workflows()
+                .redrive(
+                    args.id,
+                    &RedriveWorkflow {
+                        name: args.name,
+                        reason: args.reason,
+                        request_id: args.request_id,
+                        inheritance_policy: Some(if args.fresh {
+                            orchestrator_client::api::InheritancePolicy::InheritNone
+                        } else {
+                            orchestrator_client::api::InheritancePolicy::InheritAll
+                        }),
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            output::emit(global.format(), &applied, || {
+                fields(&[
+                    ("id", applied.id.to_string()),
+                    ("applied", applied.applied.to_string()),
+                ])
+            });
+        }
+        WorkflowsCommand::Pause(args) => show_workflow(
+            global,
+            &client
+                .workflows()
+                .act(args.id, "pause", &WorkflowAction::default())
+                .await?,
+        ),
+        WorkflowsCommand::Resume(args) => show_workflow(
+            global,
+            &client
+                .workflows()
+                .act(args.id, "resume", &WorkflowAction::default())
+                .await?,
+        ),
+        WorkflowsCommand::Cancel(args) => show_workflow(
+            global,
+            &client
+                .workflows()
+                .act(args.id, "cancel", &WorkflowAction::default())
+                .await?,
+        ),
+        WorkflowsCommand::Board(args) => {
+            let board = client.workflows().board(args.id).await?;
+            output::emit(global.format(), &board, || {
+                let mut t = table(&["column", "work item", "title", "stage"]);
+                for column in &board.columns {
+                    if column.work_items.is_empty() {
+                        t.add_row(vec![column.id.clone(), "-".into(), "-".into(), "-".into()]);
+                    }
+                    for item in &column.work_items {
+                        t.add_row(vec![
+                            column.id.clone(),
+                            item.id.to_string(),
+                            item.title.clone(),
+                            opt(&item.stage_name),
+                        ]);
+                    }
+                }
+                t
+            });
+        }
+    }
+    Ok(())
+}
