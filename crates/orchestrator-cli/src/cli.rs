@@ -1,7 +1,7 @@
 //! The command line: global options and one subcommand per resource.
 
 use crate::commands::{
-    agents, api_keys, bench, completions, login, serve, tasks, tenants, workflows,
+    agents, api_keys, bench, completions, events, login, logs, serve, tasks, tenants, workflows,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -102,4 +102,10 @@ pub enum Command {
     Workers(agents::WorkersCommand),
     /// Load generator: lifecycle, claim-latency, ingest, stream, noop.
     Bench(bench::BenchArgs),
+    /// Read, follow, export and count log rows.
+    #[command(subcommand)]
+    Logs(logs::LogsCommand),
+    /// List or follow entity events.
+    #[command(subcommand)]
+    Events(events::EventsCommand),
 }

@@ -67,6 +67,7 @@ struct Key {
 }
 
 /// The start of an idempotent write.
+#[allow(clippy::large_enum_variant)] // short-lived; `Fresh` is the common case
 pub enum Begun<T> {
     /// The same request was already carried out: its result.
     Replayed(T),

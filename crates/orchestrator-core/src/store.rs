@@ -218,9 +218,8 @@ impl Store {
         Ok(Tx {
             inner,
             pending: Vec::new(),
-            bus: self.bus.clone(),
+            buses: Arc::new((self.bus.clone(), self.wake.clone())),
             logs_written: false,
-            wake: self.wake.clone(),
         })
     }
 
@@ -333,9 +332,9 @@ enum TxInner {
 pub struct Tx {
     inner: TxInner,
     pending: Vec<Event>,
-    bus: broadcast::Sender<Arc<Event>>,
+    /// The event bus and the wake-up bus (one pointer keeps `Tx` small).
+    buses: Arc<(broadcast::Sender<Arc<Event>>, broadcast::Sender<Topic>)>,
     logs_written: bool,
-    wake: broadcast::Sender<Topic>,
 }
 
 impl Tx {
@@ -371,15 +370,16 @@ impl Tx {
                 tx.commit().await?
             }
         }
+        let (bus, wake) = &*self.buses;
         if wrote_events {
-            let _ = self.wake.send(Topic::Events);
+            let _ = wake.send(Topic::Events);
         }
         if wrote_logs {
-            let _ = self.wake.send(Topic::Logs);
+            let _ = wake.send(Topic::Logs);
         }
         for event in self.pending {
             // No subscriber is not an error: streams come and go.
-            let _ = self.bus.send(Arc::new(event));
+            let _ = bus.send(Arc::new(event));
         }
         Ok(())
     }

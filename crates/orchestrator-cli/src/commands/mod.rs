@@ -4,7 +4,9 @@ pub mod agents;
 pub mod api_keys;
 pub mod bench;
 pub mod completions;
+pub mod events;
 pub mod login;
+pub mod logs;
 pub mod serve;
 pub mod tasks;
 pub mod tenants;
@@ -40,5 +42,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Agents(command) => agents::run(&global, command).await,
         Command::Workers(command) => agents::run_workers(&global, command).await,
         Command::Bench(args) => bench::run(&global, args).await,
+        Command::Logs(command) => logs::run(&global, command).await,
+        Command::Events(command) => events::run(&global, command).await,
     }
 }
