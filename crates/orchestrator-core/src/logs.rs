@@ -531,6 +531,11 @@ async fn insert_rows(
         ),
         None => (None, None),
     };
+    // SQLite gets anonymous `?` placeholders (bound in order): sqlx binds
+    // each `$N` by asking SQLite for the parameter's name, a linear search
+    // over the statement's names, so a 500-row batch (14,500 `$N`) cost
+    // O(n^2), over a second per request.
+    let sqlite = matches!(crate::store::Access::db(tx), crate::store::Db::Sqlite(_));
     let mut inserted = 0;
     for chunk in rows.chunks(MAX_INGEST_ENTRIES) {
         let mut sql = format!("INSERT INTO logs ({INSERT_COLUMNS}) VALUES ");
@@ -543,7 +548,11 @@ async fn insert_rows(
                 if c > 0 {
                     sql.push(',');
                 }
-                sql.push_str(&format!("${}", i * INSERT_COLUMN_COUNT + c + 1));
+                if sqlite {
+                    sql.push('?');
+                } else {
+                    sql.push_str(&format!("${}", i * INSERT_COLUMN_COUNT + c + 1));
+                }
             }
             sql.push(')');
         }
