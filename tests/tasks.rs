@@ -491,6 +491,89 @@ async fn every_operation_from_its_allowed_states_and_refused_elsewhere() {
     );
     assert_eq!(api.state(admin, &t3).await, "pending");
 
+    // A fourth: assessment → approve-output; escalated → skip; failed → reassign.
+    let t4 = api.new_task(admin, json!({})).await;
+    assert_eq!(api.claim(&a).await, t4);
+    assert_eq!(
+        api.ok(
+            "POST",
+            &format!("/tasks/{t4}/complete"),
+            &a.1,
+            json!({ "verification": { "passed": false } })
+        )
+        .await["state"],
+        "output_pending_assessment"
+    );
+    api.refused(
+        admin,
+        &t4,
+        "escalate",
+        json!({ "reason": "r" }),
+        "output_pending_assessment",
+    )
+    .await;
+    assert_eq!(
+        api.ok(
+            "POST",
+            &format!("/tasks/{t4}/approve-output"),
+            admin,
+            json!({})
+        )
+        .await["state"],
+        "completed"
+    );
+    let t5 = api.new_task(admin, json!({})).await;
+    api.refused(admin, &t5, "approve-output", json!({}), "pending")
+        .await;
+    assert_eq!(api.claim(&a).await, t5);
+    assert_eq!(
+        api.ok(
+            "POST",
+            &format!("/tasks/{t5}/escalate"),
+            admin,
+            json!({ "reason": "help" })
+        )
+        .await["state"],
+        "escalated"
+    );
+    assert_eq!(
+        api.ok(
+            "POST",
+            &format!("/tasks/{t5}/skip"),
+            admin,
+            json!({ "reason": "moot" })
+        )
+        .await["state"],
+        "completed"
+    );
+    let t6 = api.new_task(admin, json!({})).await;
+    assert_eq!(api.claim(&a).await, t6);
+    api.ok("POST", &format!("/tasks/{t6}/start"), &a.1, json!({}))
+        .await;
+    assert_eq!(
+        api.ok("POST", &format!("/tasks/{t6}/fail"), &a.1, json!({}))
+            .await["state"],
+        "failed"
+    );
+    assert_eq!(
+        api.ok(
+            "POST",
+            &format!("/tasks/{t6}/reassign"),
+            admin,
+            json!({ "reason": "again" })
+        )
+        .await["state"],
+        "pending"
+    );
+    api.refused(
+        admin,
+        &t6,
+        "resolve-escalation",
+        json!({ "instructions": "i" }),
+        "pending",
+    )
+    .await;
+
     // An agent key cannot claim for another agent; an unknown task is 404.
     let (status, _) = api
         .call("POST", "/tasks/claim", &a.1, json!({ "agent_id": b.0 }))

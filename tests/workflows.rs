@@ -279,7 +279,23 @@ async fn a_workflow_runs_from_launch_to_completed_through_an_orchestrator_and_a_
         TaskState::InProgress,
         "a repeated start is a no-op"
     );
+    let added = server
+        .http()
+        .post(server.at(&format!("/api/v1/tasks/{}/artifacts", mine.id)))
+        .bearer_auth(&server.admin_key)
+        .json(
+            &json!({ "file_name": "notes.txt", "content_base64": "bm90ZXM=", "agent_id": dev_id }),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status(), StatusCode::CREATED);
     let complete = CompleteTask {
+        artifacts: Some(vec![orchestrator_client::api::TaskArtifact {
+            file_name: "report.md".into(),
+            content_base64: "IyBkb25l".into(),
+            ..Default::default()
+        }]),
         request_id: Some("done-1".into()),
         output: Some(json!({ "ok": true })),
         git_info: Some(json!({ "branches": ["feat"], "linked_prs": [{ "number": 7 }] })),
@@ -288,6 +304,27 @@ async fn a_workflow_runs_from_launch_to_completed_through_an_orchestrator_and_a_
     let finished = dev.tasks().complete(mine.id, &complete).await.unwrap();
     let replayed = dev.tasks().complete(mine.id, &complete).await.unwrap();
     assert_eq!(replayed, finished, "complete replays by request_id");
+    let artifacts: Value = server
+        .http()
+        .get(server.at(&format!(
+            "/api/v1/workspaces/{workspace_id}/artifacts?task_id={}",
+            mine.id
+        )))
+        .bearer_auth(&server.admin_key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = artifacts["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["file_name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["notes.txt", "report.md"], "{artifacts}");
     let git = dev.tasks().git(mine.id).await.unwrap();
     assert_eq!(git.branches, json!(["feat"]));
     let detail = admin.workflows().get(workflow.id).await.unwrap();
@@ -597,6 +634,118 @@ async fn activations_pause_resume_cancel_and_the_planning_workflow() {
         .await
         .unwrap_err();
     assert_eq!(err.status(), Some(409));
+
+    // A planned workflow fails when a task fails with no retry left and nothing else is open.
+    let doomed = admin
+        .workflows()
+        .create(&launch(playbook_id, workspace_id, "Doomed"))
+        .await
+        .unwrap();
+    let (dev_id, dev, _) = register(&admin, "dev", &["role:dev"], ExecutionMode::Specialist).await;
+    let plan = {
+        let t = orch
+            .tasks()
+            .claim(&ClaimTask {
+                agent_id: orch_id,
+                workflow_id: Some(doomed.id),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.workflow_id, Some(doomed.id));
+        t
+    };
+    orch.tasks()
+        .create(&CreateTask {
+            title: "risky".into(),
+            task_type: "code".into(),
+            role: Some("dev".into()),
+            workflow_id: Some(doomed.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    orch.tasks()
+        .complete(plan.id, &CompleteTask::default())
+        .await
+        .unwrap();
+    let risky = dev
+        .tasks()
+        .claim(&ClaimTask {
+            agent_id: dev_id,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(risky.workflow_id, Some(doomed.id));
+    let failed = dev
+        .tasks()
+        .fail(
+            risky.id,
+            &orchestrator_client::api::FailTask {
+                error: Some(orchestrator_client::api::TaskError {
+                    message: Some("no".into()),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.state, TaskState::Failed);
+    assert_eq!(
+        admin
+            .workflows()
+            .get(doomed.id)
+            .await
+            .unwrap()
+            .workflow
+            .state,
+        WorkflowState::Failed
+    );
+
+    // Another tenant sees none of it.
+    let other = server
+        .service()
+        .tenants()
+        .create(&orchestrator_client::api::CreateTenant {
+            name: "Other".into(),
+            slug: None,
+            request_id: None,
+        })
+        .await
+        .unwrap();
+    let stranger = Client::new(&server.url)
+        .unwrap()
+        .with_api_key(other.admin_key.api_key);
+    assert_eq!(
+        stranger.workflows().get(wf.id).await.unwrap_err().status(),
+        Some(404)
+    );
+    assert_eq!(
+        stranger.tasks().get(next.id).await.unwrap_err().status(),
+        Some(404)
+    );
+    assert_eq!(
+        stranger
+            .workflows()
+            .list(&WorkflowFilter::default(), Default::default())
+            .await
+            .unwrap()
+            .total,
+        0
+    );
+    assert_eq!(
+        stranger
+            .tasks()
+            .list(&Default::default(), Default::default())
+            .await
+            .unwrap()
+            .total,
+        0
+    );
 
     // A missing playbook or workspace is refused; another tenant's ids are unknown.
     let err = admin

@@ -1,7 +1,8 @@
 //! The command line: global options and one subcommand per resource.
 
 use crate::commands::{
-    agents, api_keys, bench, completions, events, login, logs, serve, tasks, tenants, workflows,
+    agents, api_keys, bench, catalog, completions, events, login, logs, playbooks, serve, tasks,
+    tenants, workflows, workspaces,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -108,4 +109,22 @@ pub enum Command {
     /// List or follow entity events.
     #[command(subcommand)]
     Events(events::EventsCommand),
+    /// Manage playbooks (revisioned process definitions).
+    #[command(subcommand)]
+    Playbooks(playbooks::PlaybooksCommand),
+    /// Manage workspaces, their memory, spec, files and artifacts.
+    #[command(subcommand)]
+    Workspaces(workspaces::WorkspacesCommand),
+    /// Browse and import the community playbook catalog (admin).
+    #[command(subcommand)]
+    Catalog(catalog::CatalogCommand),
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

@@ -144,6 +144,10 @@ impl Client {
         crate::Workspaces { client: self }
     }
 
+    pub fn catalog(&self) -> crate::Catalog<'_> {
+        crate::Catalog { client: self }
+    }
+
     /// A request to `path` (which starts with `/`) with the credential set.
     pub(crate) fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let builder = self.http.request(method, format!("{}{}", self.base, path));

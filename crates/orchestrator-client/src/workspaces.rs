@@ -1,11 +1,13 @@
 //! `/workspaces`.
 
-use crate::client::{Client, M, page_query};
+use crate::client::{Client, M, decode, page_query};
 use crate::error::Result;
 use orchestrator_core::api::workspaces::{
-    CreateWorkspace, PatchWorkspace, SetMemory, Workspace, WorkspaceFilter,
+    Artifact, ArtifactFilter, BatchUpload, CreateWorkspace, FileUpload, GitVerification,
+    PatchWorkspace, PutWorkspaceSpec, SetMemory, UploadArtifact, VerifyGitAccess, Workspace,
+    WorkspaceFile, WorkspaceFilter, WorkspaceSpec,
 };
-use orchestrator_core::api::{Page, PageRequest};
+use orchestrator_core::api::{Event, Page, PageRequest};
 use uuid::Uuid;
 
 pub struct Workspaces<'c> {
@@ -96,4 +98,183 @@ impl Workspaces<'_> {
             .data(self.client.request(M::DELETE, url.path()))
             .await
     }
+
+    /// `GET /workspaces/:id/spec`, the latest or `version`.
+    pub async fn spec(&self, id: Uuid, version: Option<i32>) -> Result<WorkspaceSpec> {
+        let mut request = self
+            .client
+            .request(M::GET, &format!("/api/v1/workspaces/{id}/spec"));
+        if let Some(version) = version {
+            request = request.query(&[("version", version)]);
+        }
+        self.client.data(request).await
+    }
+
+    /// `PUT /workspaces/:id/spec`: a new version.
+    pub async fn put_spec(&self, id: Uuid, request: &PutWorkspaceSpec) -> Result<WorkspaceSpec> {
+        self.client
+            .data(
+                self.client
+                    .request(M::PUT, &format!("/api/v1/workspaces/{id}/spec"))
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `GET /workspaces/:id/timeline`: the workspace's events, newest first.
+    pub async fn timeline(&self, id: Uuid, page: PageRequest) -> Result<Page<Event>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, &format!("/api/v1/workspaces/{id}/timeline"))
+                    .query(&page_query(page)),
+            )
+            .await
+    }
+
+    /// `POST /workspaces/:id/verify-git-access`. A failed check is an
+    /// [`crate::Error::Api`] with code `VERIFICATION_FAILED` whose details
+    /// hold the packet.
+    pub async fn verify_git_access(
+        &self,
+        id: Uuid,
+        request: &VerifyGitAccess,
+    ) -> Result<GitVerification> {
+        self.client
+            .data(
+                self.client
+                    .request(
+                        M::POST,
+                        &format!("/api/v1/workspaces/{id}/verify-git-access"),
+                    )
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `GET /workspaces/:id/files`.
+    pub async fn files(&self, id: Uuid, page: PageRequest) -> Result<Page<WorkspaceFile>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, &format!("/api/v1/workspaces/{id}/files"))
+                    .query(&page_query(page)),
+            )
+            .await
+    }
+
+    /// `POST /workspaces/:id/files`: one file.
+    pub async fn upload_file(&self, id: Uuid, file: &FileUpload) -> Result<WorkspaceFile> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/workspaces/{id}/files"))
+                    .json(file),
+            )
+            .await
+    }
+
+    /// `POST /workspaces/:id/files/batch`: up to 10 files.
+    pub async fn upload_files(&self, id: Uuid, batch: &BatchUpload) -> Result<Vec<WorkspaceFile>> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/workspaces/{id}/files/batch"))
+                    .json(batch),
+            )
+            .await
+    }
+
+    /// `DELETE /workspaces/:id/files/:fileId`.
+    pub async fn delete_file(&self, id: Uuid, file_id: Uuid) -> Result<WorkspaceFile> {
+        self.client
+            .data(self.client.request(
+                M::DELETE,
+                &format!("/api/v1/workspaces/{id}/files/{file_id}"),
+            ))
+            .await
+    }
+
+    /// `GET /workspaces/:id/files/:fileId/content`: the raw bytes.
+    pub async fn download_file(&self, id: Uuid, file_id: Uuid) -> Result<Downloaded> {
+        download(self.client.request(
+            M::GET,
+            &format!("/api/v1/workspaces/{id}/files/{file_id}/content"),
+        ))
+        .await
+    }
+
+    /// `GET /workspaces/:id/artifacts`: the explorer.
+    pub async fn artifacts(
+        &self,
+        id: Uuid,
+        filter: &ArtifactFilter,
+        page: PageRequest,
+    ) -> Result<Page<Artifact>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, &format!("/api/v1/workspaces/{id}/artifacts"))
+                    .query(filter)
+                    .query(&page_query(page)),
+            )
+            .await
+    }
+
+    /// `POST /workspaces/:id/artifacts` (admin; beyond the contract).
+    pub async fn upload_artifact(&self, id: Uuid, artifact: &UploadArtifact) -> Result<Artifact> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/workspaces/{id}/artifacts"))
+                    .json(artifact),
+            )
+            .await
+    }
+
+    /// `GET /artifacts/:id/content`: an artifact's raw bytes.
+    pub async fn download_artifact(&self, artifact_id: Uuid) -> Result<Downloaded> {
+        download(
+            self.client
+                .request(M::GET, &format!("/api/v1/artifacts/{artifact_id}/content")),
+        )
+        .await
+    }
+}
+
+/// A downloaded file: its bytes and the headers that describe them.
+#[derive(Debug, Clone)]
+pub struct Downloaded {
+    pub bytes: Vec<u8>,
+    pub content_type: Option<String>,
+    pub content_disposition: Option<String>,
+    /// The quoted SHA-256 of the bytes.
+    pub etag: Option<String>,
+}
+
+async fn download(request: reqwest::RequestBuilder) -> Result<Downloaded> {
+    let response = request.send().await?;
+    if !response.status().is_success() {
+        return Err(decode::<serde_json::Value>(response)
+            .await
+            .err()
+            .unwrap_or_else(|| crate::Error::InvalidUrl("unexpected success".into())));
+    }
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    let content_type = header("content-type");
+    let content_disposition = header("content-disposition");
+    let etag = header("etag");
+    let bytes = response.bytes().await?.to_vec();
+    Ok(Downloaded {
+        bytes,
+        content_type,
+        content_disposition,
+        etag,
+    })
 }

@@ -115,6 +115,29 @@ pub(crate) async fn find(
     .await)?)
 }
 
+/// The agent without its current task (the claim path needs no more).
+pub(crate) async fn find_lean(
+    access: &mut impl Access,
+    tenant_id: Uuid,
+    id: Uuid,
+) -> Result<Option<AgentRow>> {
+    macro_rules! lean {
+        ($null:literal) => {
+            concat!(
+                "SELECT a.id, a.tenant_id, a.name, a.protocol, a.routing_tags, a.execution_mode, a.status, \
+                 a.worker_id, a.heartbeat_interval_seconds, a.tools, a.metadata, a.acp, a.profile, \
+                 a.last_heartbeat_at, a.created_at, a.updated_at, ",
+                $null,
+                " AS current_task_id FROM agents a WHERE a.id = $1 AND a.tenant_id = $2"
+            )
+        };
+    }
+    Ok(on_db!(access, c =>
+        sqlite: sqlx::query_as(lean!("NULL")).bind(id).bind(tenant_id).fetch_optional(c).await,
+        postgres: sqlx::query_as(lean!("NULL::uuid")).bind(id).bind(tenant_id).fetch_optional(c).await,
+    )?)
+}
+
 pub(crate) fn validate_heartbeat(value: Option<i64>, default: i64) -> Result<i64> {
     let value = value.unwrap_or(default);
     if !(MIN_HEARTBEAT_SECONDS..=MAX_HEARTBEAT_SECONDS).contains(&value) {

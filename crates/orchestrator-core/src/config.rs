@@ -27,6 +27,9 @@ pub struct CoreConfig {
     pub liveness_grace: Duration,
     /// How often an idle stream sends a heartbeat (default 15 s).
     pub stream_heartbeat: Duration,
+    /// A directory that replaces the bundled community catalog
+    /// (`ORCH_CATALOG_DIR`); see [`crate::catalog`] for its layout.
+    pub catalog_dir: Option<std::path::PathBuf>,
 }
 
 impl CoreConfig {
@@ -44,6 +47,7 @@ impl CoreConfig {
             liveness_interval: Duration::from_secs(10),
             liveness_grace: Duration::from_secs(60),
             stream_heartbeat: Duration::from_secs(15),
+            catalog_dir: None,
         }
     }
 }

@@ -32,7 +32,7 @@ pub enum Error {
         message: String,
         hint: Option<String>,
     },
-    #[error("cannot {requested} a {resource} that is {current}")]
+    #[error("cannot move a {resource} from {current} to {requested}")]
     InvalidTransition {
         resource: &'static str,
         current: String,

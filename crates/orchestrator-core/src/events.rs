@@ -315,3 +315,32 @@ impl crate::control_plane::ControlPlane {
             .collect())
     }
 }
+
+/// Events about a workspace (`workspace_id` set), newest first, and how
+/// many there are.
+pub(crate) async fn list_for_workspace(
+    access: &mut impl crate::store::Access,
+    tenant_id: Uuid,
+    workspace_id: Uuid,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<Event>, i64)> {
+    let (total,): (i64,) = on_db!(access, c => sqlx::query_as(
+        "SELECT COUNT(*) FROM events WHERE tenant_id = $1 AND workspace_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(workspace_id)
+    .fetch_one(c)
+    .await)?;
+    let rows: Vec<EventRow> = on_db!(access, c => sqlx::query_as(
+        "SELECT id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at \
+         FROM events WHERE tenant_id = $1 AND workspace_id = $2 ORDER BY id DESC LIMIT $3 OFFSET $4",
+    )
+    .bind(tenant_id)
+    .bind(workspace_id)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(c)
+    .await)?;
+    Ok((rows.into_iter().map(Event::from).collect(), total))
+}

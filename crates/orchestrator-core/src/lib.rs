@@ -14,7 +14,11 @@
 //!   each holding its service, its rows and its rules;
 //! - [`idempotency`]: the `request_id` replay mechanism every mutating write uses;
 //! - [`secrets`]: the master key, token signing and encryption at rest;
-//! - [`maintenance`]: retention sweeps (idempotency records, dead sessions).
+//! - [`maintenance`]: retention sweeps (idempotency records, dead sessions);
+//! - the work: [`agents`], [`workers`], [`tasks`] (the state machine in
+//!   `tasks::state`, the claim engine in `tasks::claim`), [`workflows`]
+//!   (stages, work items, activations, the event feed, operations packets)
+//!   and [`liveness`] (heartbeat expiry, task release and timeouts).
 //!
 //! Without the `store` feature only [`api`] is built; that is what the SDK uses.
 
@@ -28,6 +32,8 @@ pub mod api_keys;
 #[cfg(feature = "store")]
 pub mod auth;
 #[cfg(feature = "store")]
+pub mod catalog;
+#[cfg(feature = "store")]
 pub mod config;
 #[cfg(feature = "store")]
 pub mod control_plane;
@@ -35,6 +41,10 @@ pub mod control_plane;
 pub mod error;
 #[cfg(feature = "store")]
 pub mod events;
+#[cfg(feature = "store")]
+pub mod files;
+#[cfg(feature = "store")]
+pub mod git;
 #[cfg(feature = "store")]
 pub mod idempotency;
 #[cfg(feature = "store")]

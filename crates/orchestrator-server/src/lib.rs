@@ -15,6 +15,7 @@
 mod app;
 pub mod config;
 mod credentials;
+mod download;
 mod error;
 mod rate_limit;
 mod request;

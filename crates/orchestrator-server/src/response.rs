@@ -106,16 +106,6 @@ impl Reply {
         Self::json(status, serde_json::to_vec(body))
     }
 
-    /// A streamed `200` body with its content type and extra headers.
-    pub(crate) fn stream(content_type: &'static str, body: Body) -> Self {
-        Self {
-            status: StatusCode::OK,
-            headers: vec![(header::CONTENT_TYPE, HeaderValue::from_static(content_type))],
-            body: None,
-            stream: Some(body),
-        }
-    }
-
     pub(crate) fn page<T: Serialize>(request_id: &str, page: &Page<T>) -> Self {
         let out = ListOut {
             data: &page.items,
@@ -188,6 +178,23 @@ impl Reply {
     pub(crate) fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
         self.headers.push((name, value));
         self
+    }
+
+    /// A response whose body is `body`, streamed as it is produced (file
+    /// downloads), with no JSON envelope.
+    pub(crate) fn stream(status: StatusCode, body: Body) -> Self {
+        Self {
+            status,
+            headers: Vec::new(),
+            body: None,
+            stream: Some(body),
+        }
+    }
+
+    /// A `200` streamed body with its content type (SSE, log export).
+    pub(crate) fn typed_stream(content_type: &'static str, body: Body) -> Self {
+        Self::stream(StatusCode::OK, body)
+            .with_header(header::CONTENT_TYPE, HeaderValue::from_static(content_type))
     }
 
     pub(crate) fn into_response(self) -> Response<Body> {

@@ -3,14 +3,17 @@
 pub mod agents;
 pub mod api_keys;
 pub mod bench;
+pub mod catalog;
 pub mod completions;
 pub mod events;
 pub mod login;
 pub mod logs;
+pub mod playbooks;
 pub mod serve;
 pub mod tasks;
 pub mod tenants;
 pub mod workflows;
+pub mod workspaces;
 
 use crate::cli::{Cli, Command};
 use crate::config;
@@ -44,5 +47,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Bench(args) => bench::run(&global, args).await,
         Command::Logs(command) => logs::run(&global, command).await,
         Command::Events(command) => events::run(&global, command).await,
+        Command::Playbooks(command) => playbooks::run(&global, command).await,
+        Command::Workspaces(command) => workspaces::run(&global, command).await,
+        Command::Catalog(command) => catalog::run(&global, command).await,
     }
 }

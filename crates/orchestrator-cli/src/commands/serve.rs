@@ -29,6 +29,9 @@ pub struct ServeArgs {
     /// Log format on stderr.
     #[arg(long, env = "ORCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
+    /// A directory that replaces the bundled community playbook catalog.
+    #[arg(long, env = "ORCH_CATALOG_DIR")]
+    pub catalog_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,6 +62,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.core.secret_key = env_nonempty("ORCH_SECRET_KEY");
     config.core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");
     config.core.bootstrap_service_key = env_nonempty("ORCH_BOOTSTRAP_SERVICE_KEY");
+    config.core.catalog_dir = args.catalog_dir;
     orchestrator_server::serve(config).await?;
     Ok(())
 }

@@ -105,9 +105,9 @@ pub struct CompleteArgs {
     pub id: Uuid,
     #[arg(long)]
     pub agent: Option<Uuid>,
-    /// The output as JSON.
+    /// The task's output as JSON (`--result '{"ok":true}'`).
     #[arg(long)]
-    pub output: Option<String>,
+    pub result: Option<String>,
     #[arg(long)]
     pub request_id: Option<String>,
 }
@@ -264,7 +264,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                     args.id,
                     &CompleteTask {
                         agent_id: args.agent,
-                        output: json_arg(args.output)?,
+                        output: json_arg(args.result)?,
                         request_id: args.request_id,
                         ..Default::default()
                     },

@@ -15,6 +15,7 @@
 pub mod agents;
 pub mod api_keys;
 pub mod auth;
+pub mod catalog;
 pub mod envelope;
 pub mod error;
 pub mod events;

@@ -389,9 +389,30 @@ pub struct CompleteTask {
     pub agent_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
-    /// Artifacts to attach (each as `POST /tasks/:id/artifacts` takes).
+    /// Artifacts to store with the task (each as `POST /tasks/:id/artifacts` takes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifacts: Option<Vec<Value>>,
+    pub artifacts: Option<Vec<TaskArtifact>>,
+}
+
+/// `POST /tasks/:id/artifacts` (and each of `artifacts` in complete): a file
+/// the task produced, stored as a workspace artifact linked to the task, its
+/// workflow, work item, stage and role.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskArtifact {
+    pub file_name: String,
+    pub content_base64: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// Only for credentials not bound to an agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
 }
 
 /// The failure packet.

@@ -23,8 +23,9 @@
 //! every pending row of the tenant to find no preferred task), which made
 //! each claim cost O(pending tasks).
 //!
-//! One active task per agent: an agent that already holds a claimed or
-//! in-progress task gets that task again.
+//! One active task per agent: the statement claims nothing for an agent that
+//! already holds a claimed or in-progress task (a `NOT EXISTS` guard), and
+//! that task is then returned again.
 //!
 //! The claimer's tags are the agent's registered tags plus the request's
 //! `routing_tags` (normalised); `orchestrator` counts only for orchestrator
@@ -86,6 +87,8 @@ macro_rules! claim_sql {
                  ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
             $lock,
             ")) \
+             AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = $2 \
+                 AND h.state IN ('claimed', 'in_progress')) \
              RETURNING ",
             task_columns!()
         )
@@ -150,9 +153,6 @@ pub(crate) async fn claim_in(
     tags: &[String],
     workflow_id: Option<Uuid>,
 ) -> Result<Option<TaskRow>> {
-    if let Some(held) = held_by(tx, agent.tenant_id, agent.id).await? {
-        return Ok(Some(held));
-    }
     let now = Timestamp::now().as_datetime();
     let rows: Vec<TaskRow> = on_db!(tx, c =>
         sqlite: sqlx::query_as(CLAIM_SQLITE)
@@ -165,7 +165,9 @@ pub(crate) async fn claim_in(
             .fetch_all(c).await,
     )?;
     let Some(row) = rows.into_iter().next() else {
-        return Ok(None);
+        // Nothing claimed: either nothing is eligible, or the agent already
+        // holds a task (the statement's guard), which it gets again.
+        return held_by(tx, agent.tenant_id, agent.id).await;
     };
     record_change(
         tx,
@@ -211,7 +213,7 @@ impl ControlPlane {
     ) -> Result<AgentRow> {
         let acting = super::Acting::resolve(caller, Some(agent_id), worker_id)?;
         let mut conn = self.store().read().await?;
-        let agent = agents::find(&mut conn, caller.tenant_id, agent_id)
+        let agent = agents::find_lean(&mut conn, caller.tenant_id, agent_id)
             .await?
             .ok_or(Error::not_found("agent"))?;
         if caller.owner_type == "worker"

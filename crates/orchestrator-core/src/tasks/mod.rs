@@ -482,7 +482,7 @@ async fn latest_handoff(access: &mut impl Access, task_id: Uuid) -> Result<Optio
     .bind(task_id)
     .fetch_optional(c)
     .await)?;
-    row.map(HandoffRow::to_api).transpose()
+    row.map(HandoffRow::into_api).transpose()
 }
 
 #[derive(sqlx::FromRow)]
@@ -496,7 +496,7 @@ struct HandoffRow {
 }
 
 impl HandoffRow {
-    fn to_api(self) -> Result<Handoff> {
+    fn into_api(self) -> Result<Handoff> {
         let body = self.body.0;
         let get = |k: &str| body.get(k).cloned().filter(|v| !v.is_null());
         Ok(Handoff {
@@ -639,14 +639,6 @@ impl ControlPlane {
         request: CompleteTask,
     ) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
-        if let Some(artifacts) = &request.artifacts
-            && artifacts.iter().any(|a| !a.is_object())
-        {
-            return Err(Error::invalid_field(
-                "artifacts",
-                "each artifact must be an object",
-            ));
-        }
         let mut write = begin_write!(self, caller, "tasks.complete", request, Storage::Plain);
         let tx = &mut write.tx;
         let mut row = find_for_update(tx, caller.tenant_id, id).await?;
@@ -686,8 +678,8 @@ impl ControlPlane {
             from
         };
         record_change(tx, caller, &row, via, to, "completed").await?;
-        if let Some(artifacts) = &request.artifacts {
-            crate::workflows::attach_artifacts(tx, caller, &row, artifacts).await?;
+        for artifact in request.artifacts.iter().flatten() {
+            store_artifact(tx, caller, &row, artifact).await?;
         }
         crate::workflows::after_task_change(tx, caller, &row, via, to).await?;
         let task = row.to_api()?;
@@ -880,7 +872,7 @@ impl ControlPlane {
         .bind(Timestamp::now().as_datetime())
         .fetch_one(c)
         .await)?;
-        let handoff = handoff.to_api()?;
+        let handoff = handoff.into_api()?;
         let mut event = NewEvent::new(
             "task.handoff_recorded",
             "task",
@@ -891,6 +883,27 @@ impl ControlPlane {
         event.workspace_id = row.workspace_id;
         events::record(tx, caller, caller.tenant_id, event).await?;
         write.finish(handoff).await
+    }
+
+    /// `POST /tasks/:id/artifacts`: by the assignee while the task is held,
+    /// or by an admin at any time.
+    pub async fn add_task_artifact(
+        &self,
+        caller: &Caller,
+        id: Uuid,
+        request: crate::api::TaskArtifact,
+    ) -> Result<crate::api::workspaces::Artifact> {
+        let acting = Acting::resolve(caller, request.agent_id, None)?;
+        let mut write = begin_write!(self, caller, "tasks.artifact", request, Storage::Plain);
+        let row = find_for_update(&mut write.tx, caller.tenant_id, id).await?;
+        let admin = caller.scope.satisfies(Scope::Admin);
+        if !(admin || (acting.holds(&row) && row.state()?.is_held())) {
+            return Err(Error::forbidden(
+                "only the task's assignee (while it is held) or an admin may add artifacts",
+            ));
+        }
+        let artifact = store_artifact(&mut write.tx, caller, &row, &request).await?;
+        write.finish(artifact).await
     }
 
     /// `GET /tasks/:id/handoffs`, oldest first.
@@ -905,7 +918,7 @@ impl ControlPlane {
         .bind(id)
         .fetch_all(c)
         .await)?;
-        rows.into_iter().map(HandoffRow::to_api).collect()
+        rows.into_iter().map(HandoffRow::into_api).collect()
     }
 
     /// `GET /tasks/:id/git`: derived from the `git_info` given at completion.
@@ -929,6 +942,34 @@ impl ControlPlane {
             raw,
         })
     }
+}
+
+/// Stores one artifact of `task` (through the files module).
+async fn store_artifact(
+    tx: &mut Tx,
+    caller: &Caller,
+    task: &TaskRow,
+    artifact: &crate::api::TaskArtifact,
+) -> Result<crate::api::workspaces::Artifact> {
+    let content = crate::files::decode_content("content_base64", &artifact.content_base64)?;
+    crate::files::insert_artifact(
+        tx,
+        caller,
+        crate::files::NewArtifact {
+            workspace_id: task.workspace_id,
+            workflow_id: task.workflow_id,
+            work_item_id: task.work_item_id,
+            task_id: Some(task.id),
+            stage_name: task.stage_name.clone(),
+            role: task.role.clone(),
+            file_name: artifact.file_name.clone(),
+            key: artifact.key.clone(),
+            description: artifact.description.clone(),
+            content_type: artifact.content_type.clone(),
+            content,
+        },
+    )
+    .await
 }
 
 /// Fails a held task in `tx` (by its holder, the liveness monitor or the

@@ -248,6 +248,16 @@ pub(crate) async fn after_task_change(
     if from == to {
         return Ok(());
     }
+    let terminal = matches!(
+        to,
+        TaskState::Completed | TaskState::Cancelled | TaskState::Failed
+    );
+    if terminal {
+        // Serialises the workflow's terminal task changes, so the last two
+        // tasks finishing at once cannot both miss each other (PostgreSQL;
+        // SQLite's one writer already serialises).
+        find_for_update(tx, task.tenant_id, workflow_id).await?;
+    }
     if let Some(activation_id) = task.activation_id {
         activations::after_orchestrator_task(tx, caller, task, activation_id, to).await?;
     }
@@ -336,16 +346,6 @@ pub(crate) async fn settle(
     Ok(())
 }
 
-/// Attaches artifacts given at task completion.
-pub(crate) async fn attach_artifacts(
-    tx: &mut Tx,
-    caller: &Caller,
-    task: &TaskRow,
-    artifacts: &[Value],
-) -> Result<()> {
-    refs::attach_artifacts(tx, caller, task, artifacts).await
-}
-
 /// Stages from a playbook definition: `definition.stages[].name` (and `goal`).
 fn stages_of(definition: &Value) -> Vec<(String, Option<String>)> {
     definition
@@ -427,12 +427,12 @@ async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Result<Workfl
     let id = Uuid::new_v4();
     let now = Timestamp::now().as_datetime();
     let lifecycle = new.playbook.lifecycle.clone();
-    on_db!(tx, c => sqlx::query(concat!(
+    on_db!(tx, c => sqlx::query(
         "INSERT INTO workflows (id, tenant_id, workspace_id, playbook_id, name, state, lifecycle, operator_note, \
          parameters, metadata, token_budget, cost_cap_usd, max_duration_minutes, live_visibility_mode, \
          initial_input_packet, lineage_id, attempt_number, attempt_kind, redrive_of, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)"
-    ))
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)",
+    )
     .bind(id)
     .bind(caller.tenant_id)
     .bind(new.workspace_id)
@@ -658,6 +658,7 @@ impl ControlPlane {
              SUM(CASE WHEN completed_at IS NOT NULL THEN 1 ELSE 0 END) \
              FROM work_items WHERE workflow_id IN ({page_ids}) GROUP BY workflow_id"
         );
+        #[allow(clippy::type_complexity)]
         let items: Vec<(Uuid, i64, Option<i64>, Option<i64>, Option<i64>)> = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(items_sql.as_str())))
             .bind(i64::from(page.per_page)).bind(page.offset() as i64).bind(search.as_deref()).bind(extra.workflow_id).fetch_all(c).await)?;
         let stages_sql = format!(
@@ -996,7 +997,13 @@ impl ControlPlane {
             None => None,
         };
         let documents = match workspace_id {
-            Some(id) => refs::workspace_documents(&mut conn, caller.tenant_id, id).await?,
+            Some(id) => self
+                .list_workspace_files(caller, id, PageRequest::new(1, 100))
+                .await?
+                .items
+                .into_iter()
+                .map(serde_json::to_value)
+                .collect::<std::result::Result<Vec<_>, _>>()?,
             None => Vec::new(),
         };
         let attachments = workflow

@@ -2,10 +2,8 @@
 //! lookups by id in the tenant, names for list items, the workspace packet
 //! and documents of a task context, and artifacts.
 
-use crate::auth::Caller;
 use crate::error::{Error, Result};
-use crate::store::{Access, Tx, on_db};
-use crate::tasks::TaskRow;
+use crate::store::{Access, on_db};
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -98,26 +96,4 @@ pub(crate) async fn workspace_packet(
     };
     let summary = crate::workspaces::workflow_summary(access, tenant_id, id).await?;
     Ok(Some(serde_json::to_value(row.to_api(summary))?))
-}
-
-/// Documents of a task context: none until workspace files are wired in.
-pub(crate) async fn workspace_documents(
-    _access: &mut impl Access,
-    _tenant_id: Uuid,
-    _id: Uuid,
-) -> Result<Vec<Value>> {
-    Ok(Vec::new())
-}
-
-/// Artifacts given at task completion.
-pub(crate) async fn attach_artifacts(
-    _tx: &mut Tx,
-    _caller: &Caller,
-    _task: &TaskRow,
-    artifacts: &[Value],
-) -> Result<()> {
-    if artifacts.is_empty() {
-        return Ok(());
-    }
-    Err(Error::validation("artifacts are not stored yet"))
 }

@@ -114,7 +114,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 }
 
 pub(crate) fn sse_reply(body: crate::response::Body) -> Reply {
-    Reply::stream("text/event-stream", body)
+    Reply::typed_stream("text/event-stream", body)
         .with_header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
         .with_header(
             header::HeaderName::from_static("x-accel-buffering"),
@@ -214,7 +214,7 @@ pub(crate) async fn export(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         order,
         sender,
     ));
-    Ok(Reply::stream(content_type, body).with_header(
+    Ok(Reply::typed_stream(content_type, body).with_header(
         header::CONTENT_DISPOSITION,
         HeaderValue::from_str(&disposition).map_err(Error::internal)?,
     ))

@@ -8,6 +8,7 @@
 mod agents;
 mod api_keys;
 mod auth;
+mod catalog;
 mod events;
 mod health;
 mod logs;
@@ -18,7 +19,7 @@ mod workflows;
 mod workspaces;
 
 use crate::app::App;
-use crate::config::DEFAULT_JSON_BODY_LIMIT;
+use crate::config::{DEFAULT_JSON_BODY_LIMIT, UPLOAD_BODY_LIMIT};
 use crate::error::ApiError;
 use crate::request::Req;
 use crate::response::Reply;
@@ -83,7 +84,7 @@ impl Route {
         Self::new(method, path, Access::Public, handler)
     }
 
-    /// A body limit other than the JSON default.
+    /// Sets the route's body limit (upload routes).
     fn body_limit(mut self, limit: usize) -> Self {
         self.body_limit = limit;
         self
@@ -212,6 +213,13 @@ pub(crate) fn table() -> Vec<Route> {
             Agent,
             tasks::create_handoff,
         ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/artifacts",
+            Agent,
+            tasks::add_artifact,
+        )
+        .body_limit(UPLOAD_BODY_LIMIT),
         // Workflows
         Route::scoped(M::POST, "/api/v1/workflows", Admin, workflows::create),
         Route::scoped(M::GET, "/api/v1/workflows", Agent, workflows::list),
@@ -384,5 +392,107 @@ pub(crate) fn table() -> Vec<Route> {
         Route::scoped(M::GET, "/api/v1/logs/{id}", Agent, logs::get),
         Route::scoped(M::GET, "/api/v1/events", Agent, events::list),
         Route::scoped(M::GET, "/api/v1/events/stream", Agent, events::stream).unlimited(),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workspaces/{id}/spec",
+            Agent,
+            workspaces::get_spec,
+        ),
+        Route::scoped(
+            M::PUT,
+            "/api/v1/workspaces/{id}/spec",
+            Admin,
+            workspaces::put_spec,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workspaces/{id}/timeline",
+            Agent,
+            workspaces::timeline,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workspaces/{id}/verify-git-access",
+            Admin,
+            workspaces::verify_git,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workspaces/{id}/files",
+            Agent,
+            workspaces::list_files,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workspaces/{id}/files",
+            Admin,
+            workspaces::upload_file,
+        )
+        .body_limit(UPLOAD_BODY_LIMIT),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workspaces/{id}/files/batch",
+            Admin,
+            workspaces::upload_batch,
+        )
+        .body_limit(UPLOAD_BODY_LIMIT),
+        Route::scoped(
+            M::DELETE,
+            "/api/v1/workspaces/{id}/files/{file_id}",
+            Admin,
+            workspaces::delete_file,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workspaces/{id}/files/{file_id}/content",
+            Agent,
+            workspaces::file_content,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/workspaces/{id}/artifacts",
+            Agent,
+            workspaces::list_artifacts,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/workspaces/{id}/artifacts",
+            Admin,
+            workspaces::upload_artifact,
+        )
+        .body_limit(UPLOAD_BODY_LIMIT),
+        Route::scoped(
+            M::GET,
+            "/api/v1/artifacts/{id}/content",
+            Agent,
+            workspaces::artifact_content,
+        ),
+        // Community catalog and the tenant's specialists and skills
+        Route::scoped(
+            M::GET,
+            "/api/v1/community-catalog/playbooks",
+            Admin,
+            catalog::list,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/community-catalog/playbooks/{id}",
+            Admin,
+            catalog::get,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/community-catalog/playbooks/{id}/import-preview",
+            Admin,
+            catalog::preview,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/community-catalog/playbooks/{id}/import",
+            Admin,
+            catalog::import,
+        ),
+        Route::scoped(M::GET, "/api/v1/specialists", Agent, catalog::specialists),
+        Route::scoped(M::GET, "/api/v1/skills", Agent, catalog::skills),
     ]
 }

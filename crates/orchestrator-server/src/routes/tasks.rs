@@ -179,3 +179,12 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         }
     }
 }
+
+pub(crate) async fn add_artifact(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let body: orchestrator_core::api::TaskArtifact = req.json()?;
+    let artifact = app
+        .core
+        .add_task_artifact(req.caller()?, req.uuid("id")?, body)
+        .await?;
+    Ok(req.created(&artifact))
+}

@@ -1,0 +1,329 @@
+//! `orch catalog`, `orch playbooks` and `orch workspaces` against a real
+//! server, the way a new user would go: import from the catalog, see the
+//! playbook, author one from a YAML file, and move files in and out of a
+//! workspace.
+
+use orchestrator_tests::TestServer;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const ORCH: &str = env!("CARGO_BIN_EXE_orch");
+
+/// Runs `orch args...` with the server's URL and admin key in the environment.
+async fn orch(server: &TestServer, dir: &Path, args: &[&str]) -> Output {
+    let env = [
+        ("ORCH_URL", server.url.clone()),
+        ("ORCH_API_KEY", server.admin_key.clone()),
+        ("ORCH_CONFIG", dir.join("config.json").display().to_string()),
+    ];
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        Command::new(ORCH)
+            .args(&args)
+            .envs(env)
+            .output()
+            .expect("run orch")
+    })
+    .await
+    .unwrap()
+}
+
+fn json(output: &Output) -> Value {
+    assert!(
+        output.status.success(),
+        "orch failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+fn text(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "orch failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn catalog_import_then_playbooks_list_shows_it() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+
+    let listing = text(&orch(&server, dir, &["catalog", "list"]).await);
+    assert!(listing.contains("feature-delivery"), "{listing}");
+    assert!(listing.contains("compliance"));
+    let shown = text(&orch(&server, dir, &["catalog", "show", "feature-delivery"]).await);
+    assert!(
+        shown.contains("# Feature delivery"),
+        "the README is printed: {shown}"
+    );
+
+    let imported = json(
+        &orch(
+            &server,
+            dir,
+            &["catalog", "import", "feature-delivery", "-o", "json"],
+        )
+        .await,
+    );
+    assert_eq!(imported["playbook"]["name"], "Feature delivery");
+    let table = text(&orch(&server, dir, &["playbooks", "list"]).await);
+    assert!(table.contains("Feature delivery"), "{table}");
+    assert!(table.contains("catalog:feature-delivery"), "{table}");
+
+    // A second import collides everywhere; overriding the playbook revises it.
+    let preview = text(&orch(&server, dir, &["catalog", "preview", "feature-delivery"]).await);
+    assert!(preview.contains("override_existing"), "{preview}");
+    let again = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "catalog",
+                "import",
+                "feature-delivery",
+                "--override",
+                "playbook:feature-delivery",
+                "--json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(again["playbook"]["version"], 2);
+    let bad = orch(
+        &server,
+        dir,
+        &[
+            "catalog",
+            "import",
+            "feature-delivery",
+            "--override",
+            "nonsense",
+        ],
+    )
+    .await;
+    assert!(!bad.status.success());
+}
+
+#[tokio::test]
+async fn playbooks_from_yaml_files() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let file = dir.join("review.yaml");
+    std::fs::write(
+        &file,
+        "name: Code review\noutcome: an approved change\nlifecycle: ongoing\ndefinition:\n  roles:\n    - name: reviewer\n  stages:\n    - name: review\n    - name: merge\n",
+    )
+    .unwrap();
+    let created = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "playbooks",
+                "create",
+                "-f",
+                file.to_str().unwrap(),
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(created["version"], 1);
+    assert_eq!(created["lifecycle"], "ongoing");
+    let id = created["id"].as_str().unwrap().to_owned();
+
+    let patch = dir.join("patch.json");
+    std::fs::write(&patch, r#"{"outcome": "a merged change"}"#).unwrap();
+    let updated = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "playbooks",
+                "update",
+                &id,
+                "-f",
+                patch.to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(updated["version"], 2);
+    assert_eq!(updated["outcome"], "a merged change");
+    let revisions = json(&orch(&server, dir, &["playbooks", "revisions", &id, "--json"]).await);
+    assert_eq!(revisions["total"], 2);
+
+    let archived = json(&orch(&server, dir, &["playbooks", "archive", &id, "--json"]).await);
+    assert_eq!(archived["is_active"], false);
+    let impact = json(&orch(&server, dir, &["playbooks", "impact", &id, "--json"]).await);
+    assert_eq!(impact["can_delete"], true);
+    let deleted = json(&orch(&server, dir, &["playbooks", "delete", &id, "--json"]).await);
+    assert_eq!(deleted["revisions_deleted"], 2);
+    let missing = orch(&server, dir, &["playbooks", "get", &id]).await;
+    assert!(!missing.status.success());
+
+    // A file that does not fit is refused before any request.
+    std::fs::write(&file, "name: x\nbogus: 1\n").unwrap();
+    let refused = orch(
+        &server,
+        dir,
+        &["playbooks", "create", "-f", file.to_str().unwrap()],
+    )
+    .await;
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("does not fit"));
+}
+
+#[tokio::test]
+async fn workspace_files_memory_and_spec_through_the_binary() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let ws = json(
+        &orch(
+            &server,
+            dir,
+            &["workspaces", "create", "--name", "Docs", "--json"],
+        )
+        .await,
+    );
+    let id = ws["id"].as_str().unwrap().to_owned();
+
+    let binary: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+    std::fs::write(dir.join("image.bin"), &binary).unwrap();
+    std::fs::write(dir.join("Read Me.md"), "# hello\n").unwrap();
+    let uploaded = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "workspaces",
+                "files",
+                "upload",
+                &id,
+                dir.join("image.bin").to_str().unwrap(),
+                dir.join("Read Me.md").to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(uploaded[1]["key"], "read-me.md");
+    let file_id = uploaded[0]["id"].as_str().unwrap().to_owned();
+    let out = dir.join("copy.bin");
+    let saved = orch(
+        &server,
+        dir,
+        &[
+            "workspaces",
+            "files",
+            "download",
+            &id,
+            &file_id,
+            "-O",
+            out.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(
+        saved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&saved.stderr)
+    );
+    assert!(
+        std::fs::read(&out).unwrap() == binary,
+        "downloaded bytes differ"
+    );
+
+    let memory = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "workspaces",
+                "memory",
+                "set",
+                &id,
+                "plan",
+                r#"{"step": 1}"#,
+                "--json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(memory["memory"]["plan"]["step"], 1);
+    let memory = json(
+        &orch(
+            &server,
+            dir,
+            &["workspaces", "memory", "delete", &id, "plan", "--json"],
+        )
+        .await,
+    );
+    assert_eq!(memory["memory"], serde_json::json!({}));
+
+    let spec = dir.join("spec.yaml");
+    std::fs::write(
+        &spec,
+        "instructions:\n  text: keep it short\ntools:\n  git: true\n",
+    )
+    .unwrap();
+    let put = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "workspaces",
+                "spec",
+                "put",
+                &id,
+                "-f",
+                spec.to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(put["version"], 1);
+    let got = json(
+        &orch(
+            &server,
+            dir,
+            &["workspaces", "spec", "get", &id, "--version", "1"],
+        )
+        .await,
+    );
+    assert_eq!(got["instructions"]["text"], "keep it short");
+
+    let timeline = text(&orch(&server, dir, &["workspaces", "timeline", &id]).await);
+    assert!(timeline.contains("workspace.spec_updated"), "{timeline}");
+    let artifacts = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "workspaces",
+                "artifacts",
+                &id,
+                "--sort",
+                "-size_bytes",
+                "--json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(artifacts["total"], 0);
+}
