@@ -308,3 +308,50 @@ async fn a_stream_on_one_replica_sees_rows_written_through_another() {
     assert_eq!(event.entity_id, created.key.id);
     second.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_told_so_and_disconnected_without_slowing_ingest() {
+    let server = TestServer::start_with(|config| {
+        config.core.stream_slow_consumer_timeout = Duration::from_millis(500);
+    })
+    .await;
+    let admin = server.admin();
+    let mut response = server
+        .http()
+        .get(server.at("/api/v1/logs/stream"))
+        .bearer_auth(&server.admin_key)
+        .send()
+        .await
+        .unwrap();
+    // Write far more than the stream buffers and the sockets hold while the
+    // client reads nothing; ingest keeps going at its own pace.
+    let payload = serde_json::json!({ "text": "x".repeat(100_000) });
+    for _ in 0..4 {
+        let entries = (0..100)
+            .map(|_| {
+                let mut e = entry("bulk");
+                e.payload = Some(payload.clone());
+                e
+            })
+            .collect();
+        assert_eq!(admin.logs().ingest(entries).await.unwrap().inserted, 100);
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    // Now read everything: the stream ends with the slow_consumer error.
+    let mut text = Vec::new();
+    let read_all = tokio::time::timeout(WAIT, async {
+        while let Some(chunk) = response.chunk().await.unwrap() {
+            text.extend_from_slice(&chunk);
+        }
+    })
+    .await;
+    assert!(read_all.is_ok(), "the server closed the stream");
+    let text = String::from_utf8_lossy(&text);
+    assert!(
+        text.trim_end()
+            .ends_with("event: error\ndata: {\"error\":\"slow_consumer\"}"),
+        "ends with the slow_consumer frame: …{}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    assert!(text.matches("event: log").count() < 400, "it was cut off");
+}

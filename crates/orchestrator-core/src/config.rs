@@ -30,6 +30,9 @@ pub struct CoreConfig {
     /// A directory that replaces the bundled community catalog
     /// (`ORCH_CATALOG_DIR`); see [`crate::catalog`] for its layout.
     pub catalog_dir: Option<std::path::PathBuf>,
+    /// How long a stream waits for a client that takes no frames before it
+    /// sends `event: error` `{"error":"slow_consumer"}` and closes (30 s).
+    pub stream_slow_consumer_timeout: Duration,
 }
 
 impl CoreConfig {
@@ -48,6 +51,7 @@ impl CoreConfig {
             liveness_grace: Duration::from_secs(60),
             stream_heartbeat: Duration::from_secs(15),
             catalog_dir: None,
+            stream_slow_consumer_timeout: Duration::from_secs(30),
         }
     }
 }

@@ -178,8 +178,8 @@ impl crate::control_plane::ControlPlane {
         })
     }
 
-    /// The newest event key visible to forward readers (where a live stream
-    /// without a resume point starts).
+    /// The newest committed event key (where a live stream without a resume
+    /// point starts).
     pub async fn event_head(&self, caller: &Caller) -> Result<EventKey> {
         let mut conn = self.store().read().await?;
         let found: Option<(i64, i64)> = on_db!(&mut conn, c => sqlite: sqlx::query_as(
@@ -190,7 +190,6 @@ impl crate::control_plane::ControlPlane {
         .await,
         postgres: sqlx::query_as(
             "SELECT txid, id FROM events WHERE tenant_id = $1 \
-             AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint \
              ORDER BY txid DESC, id DESC LIMIT 1"
         )
         .bind(caller.tenant_id)

@@ -12,7 +12,7 @@
 //! single writer makes ids commit in order. On PostgreSQL identity values
 //! commit out of order, so the key is `(txid, id)`, where `txid` is the
 //! writing transaction's id, and readers that follow the log forwards
-//! (streams, ascending exports) only read rows with
+//! (streams) only read rows with
 //! `txid < pg_snapshot_xmin(pg_current_snapshot())`: those transactions have
 //! all finished, and any later write gets a larger txid, so nothing can ever
 //! appear behind a reader's position. (A transaction held open anywhere in the
@@ -89,8 +89,11 @@ impl LogKey {
 /// Which way a read walks the keyset order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
-    /// Oldest first; on PostgreSQL only rows below the safe high-water mark.
+    /// Oldest first; on PostgreSQL only rows below the safe high-water mark
+    /// (for followers, which must never miss a row).
     Forward,
+    /// Oldest first over every committed row (one-shot reads: exports).
+    ForwardCommitted,
     /// Newest first.
     Backward,
 }
@@ -507,16 +510,20 @@ fn prepare(index: usize, entry: NewLogEntry, issues: &mut crate::api::Issues) ->
             issue(field, "must be at most 1000 characters");
         }
     }
+    let mut entry = entry;
     PreparedLog {
         source: entry.source.unwrap_or(LogSource::Runtime),
         level: entry.level.unwrap_or(LogLevel::Info),
-        payload: entry.payload.clone().unwrap_or_else(|| json!({})),
+        payload: entry.payload.take().unwrap_or_else(|| json!({})),
         entry,
     }
 }
 
-/// Inserts rows with multi-row INSERTs in `tx` (the whole batch in one
-/// statement: 1,000 rows x 29 columns stays under both drivers' bind limits).
+/// Inserts rows in `tx`: on SQLite one multi-row INSERT per batch with
+/// positional `?` parameters (1,000 rows x 29 columns stays under SQLite's
+/// 32,766; numbered `$n` names would make every bind a linear name lookup),
+/// on PostgreSQL one `INSERT ... SELECT FROM UNNEST(<one array per column>)`,
+/// which costs one small statement however large the batch.
 async fn insert_rows(
     tx: &mut Tx,
     caller: Option<&Caller>,
@@ -531,33 +538,23 @@ async fn insert_rows(
         ),
         None => (None, None),
     };
-    // SQLite gets anonymous `?` placeholders (bound in order): sqlx binds
-    // each `$N` by asking SQLite for the parameter's name, a linear search
-    // over the statement's names, so a 500-row batch (14,500 `$N`) cost
-    // O(n^2), over a second per request.
-    let sqlite = matches!(crate::store::Access::db(tx), crate::store::Db::Sqlite(_));
+    let actor_type = |e: &NewLogEntry| e.actor_type.clone().or_else(|| default_actor_type.clone());
+    let actor_id = |e: &NewLogEntry| e.actor_id.clone().or_else(|| default_actor_id.clone());
     let mut inserted = 0;
     for chunk in rows.chunks(MAX_INGEST_ENTRIES) {
-        let mut sql = format!("INSERT INTO logs ({INSERT_COLUMNS}) VALUES ");
-        for i in 0..chunk.len() {
-            if i > 0 {
-                sql.push(',');
-            }
-            sql.push('(');
-            for c in 0..INSERT_COLUMN_COUNT {
-                if c > 0 {
+        inserted += on_db!(tx, c => sqlite: {
+            let mut sql = String::with_capacity(64 + chunk.len() * INSERT_COLUMN_COUNT * 2 + 3);
+            sql.push_str("INSERT INTO logs (");
+            sql.push_str(INSERT_COLUMNS);
+            sql.push_str(") VALUES ");
+            let one = format!("({})", vec!["?"; INSERT_COLUMN_COUNT].join(","));
+            for i in 0..chunk.len() {
+                if i > 0 {
                     sql.push(',');
                 }
-                if sqlite {
-                    sql.push('?');
-                } else {
-                    sql.push_str(&format!("${}", i * INSERT_COLUMN_COUNT + c + 1));
-                }
+                sql.push_str(&one);
             }
-            sql.push(')');
-        }
-        inserted += on_db!(tx, c => {
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql.clone()));
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for row in chunk {
                 let e = &row.entry;
                 query = query
@@ -584,14 +581,71 @@ async fn insert_rows(
                     .bind(e.execution_backend.as_deref())
                     .bind(e.tool_owner.as_deref())
                     .bind(e.role.as_deref())
-                    .bind(e.actor_type.as_deref().or(default_actor_type.as_deref()))
-                    .bind(e.actor_id.as_deref().or(default_actor_id.as_deref()))
+                    .bind(actor_type(e))
+                    .bind(actor_id(e))
                     .bind(e.actor_name.as_deref())
                     .bind(e.resource_type.as_deref())
                     .bind(e.resource_id.as_deref())
                     .bind(e.resource_name.as_deref());
             }
             query.execute(c).await.map(|r| r.rows_affected())
+        },
+        postgres: {
+            let uuids = |f: fn(&NewLogEntry) -> Option<Uuid>| -> Vec<Option<Uuid>> {
+                chunk.iter().map(|r| f(&r.entry)).collect()
+            };
+            let texts = |f: &dyn Fn(&PreparedLog) -> Option<String>| -> Vec<Option<String>> {
+                chunk.iter().map(f).collect()
+            };
+            sqlx::query(
+                "INSERT INTO logs (tenant_id, created_at, trace_id, span_id, parent_span_id, source, \
+                 category, level, operation, status, duration_ms, payload, error, workspace_id, \
+                 workflow_id, task_id, work_item_id, activation_id, stage_name, is_orchestrator_task, \
+                 execution_backend, tool_owner, role, actor_type, actor_id, actor_name, resource_type, \
+                 resource_id, resource_name) \
+                 SELECT $1, $2, * FROM UNNEST($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], \
+                 $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::jsonb[], \
+                 $13::jsonb[], $14::uuid[], $15::uuid[], $16::uuid[], $17::uuid[], $18::uuid[], \
+                 $19::text[], $20::bool[], $21::text[], $22::text[], $23::text[], $24::text[], \
+                 $25::text[], $26::text[], $27::text[], $28::text[], $29::text[])",
+            )
+            .bind(tenant_id)
+            .bind(now)
+            .bind(uuids(|e| e.trace_id))
+            .bind(uuids(|e| e.span_id))
+            .bind(uuids(|e| e.parent_span_id))
+            .bind(chunk.iter().map(|r| r.source.as_str()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| r.entry.category.as_str()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| r.level.as_str()).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| r.entry.operation.trim()).collect::<Vec<_>>())
+            .bind(texts(&|r| r.entry.status.map(|s| s.as_str().to_owned())))
+            .bind(chunk.iter().map(|r| r.entry.duration_ms).collect::<Vec<_>>())
+            .bind(chunk.iter().map(|r| Json(&r.payload)).collect::<Vec<_>>())
+            .bind(
+                chunk
+                    .iter()
+                    .map(|r| r.entry.error.as_ref().filter(|v| !v.is_null()).map(Json))
+                    .collect::<Vec<_>>(),
+            )
+            .bind(uuids(|e| e.workspace_id))
+            .bind(uuids(|e| e.workflow_id))
+            .bind(uuids(|e| e.task_id))
+            .bind(uuids(|e| e.work_item_id))
+            .bind(uuids(|e| e.activation_id))
+            .bind(texts(&|r| r.entry.stage_name.clone()))
+            .bind(chunk.iter().map(|r| r.entry.is_orchestrator_task).collect::<Vec<_>>())
+            .bind(texts(&|r| r.entry.execution_backend.clone()))
+            .bind(texts(&|r| r.entry.tool_owner.clone()))
+            .bind(texts(&|r| r.entry.role.clone()))
+            .bind(texts(&|r| actor_type(&r.entry)))
+            .bind(texts(&|r| actor_id(&r.entry)))
+            .bind(texts(&|r| r.entry.actor_name.clone()))
+            .bind(texts(&|r| r.entry.resource_type.clone()))
+            .bind(texts(&|r| r.entry.resource_id.clone()))
+            .bind(texts(&|r| r.entry.resource_name.clone()))
+            .execute(c)
+            .await
+            .map(|r| r.rows_affected())
         })?;
     }
     tx.mark_logs_written();
@@ -622,7 +676,7 @@ async fn read_rows(
     };
     push_filter(&mut sql, dialect, tenant_id, filter);
     let (cmp, order) = match direction {
-        Direction::Forward => (">", "ASC"),
+        Direction::Forward | Direction::ForwardCommitted => (">", "ASC"),
         Direction::Backward => ("<", "DESC"),
     };
     if let Some(from) = from {
@@ -678,8 +732,9 @@ async fn key_of_row(
     })
 }
 
-/// The newest key visible to forward readers now (where a live stream
-/// without a resume point starts).
+/// The newest committed key now: where a live stream without a resume point
+/// starts ("rows committed from now on"; rows of transactions that were
+/// already running and commit later with a smaller txid are not part of it).
 async fn head_key(access: &mut impl Access, tenant_id: Uuid) -> Result<LogKey> {
     let found: Option<(i64, i64)> = on_db!(access, c => sqlite: sqlx::query_as(
         "SELECT 0, id FROM logs WHERE tenant_id = $1 ORDER BY id DESC LIMIT 1"
@@ -689,7 +744,6 @@ async fn head_key(access: &mut impl Access, tenant_id: Uuid) -> Result<LogKey> {
     .await,
     postgres: sqlx::query_as(
         "SELECT txid, id FROM logs WHERE tenant_id = $1 \
-         AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint \
          ORDER BY txid DESC, id DESC LIMIT 1"
     )
     .bind(tenant_id)
@@ -846,12 +900,14 @@ impl ControlPlane {
             .collect()
     }
 
-    /// Backward read for descending exports (`from` `None` = newest).
-    pub async fn read_logs_backward(
+    /// Read for exports: every committed row after `from` (`None` = from
+    /// the start) in `direction` (`ForwardCommitted` or `Backward`).
+    pub async fn read_logs_page(
         &self,
         caller: &Caller,
         filter: &ResolvedFilter,
         from: Option<LogKey>,
+        direction: Direction,
         limit: u32,
     ) -> Result<Vec<(LogKey, LogRow)>> {
         let mut conn = self.store().read().await?;
@@ -861,7 +917,7 @@ impl ControlPlane {
             caller.tenant_id,
             filter,
             from,
-            Direction::Backward,
+            direction,
             i64::from(limit),
         )
         .await?;

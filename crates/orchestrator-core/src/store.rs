@@ -206,7 +206,8 @@ impl Store {
                     ("statement_timeout", "60000"),
                 ]);
             let pool = PgPoolOptions::new()
-                .max_connections(options.max_connections.max(2))
+                // One more for the LISTEN connection, which stays checked out.
+                .max_connections(options.max_connections.max(2) + 1)
                 .acquire_timeout(Duration::from_secs(10))
                 .connect_with(connect)
                 .await

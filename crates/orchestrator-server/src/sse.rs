@@ -3,7 +3,8 @@
 //! A producer task writes frames into a bounded channel that the response
 //! body drains, so a slow client only ever holds back its own producer
 //! (which reads rows from the table at its own pace) and never a writer.
-//! A client that takes no frame for [`SLOW_CONSUMER_TIMEOUT`] gets a final
+//! A client that takes no frame for the configured slow-consumer timeout
+//! (`CoreConfig::stream_slow_consumer_timeout`, 30 s by default) gets a final
 //! `event: error` frame (`{"error":"slow_consumer"}`) and the stream ends.
 
 use crate::response::Body;
@@ -18,8 +19,6 @@ use tokio::sync::{mpsc, oneshot};
 
 /// Frames buffered per stream.
 const STREAM_BUFFER: usize = 256;
-/// How long a producer waits for room before giving up on a client.
-pub(crate) const SLOW_CONSUMER_TIMEOUT: Duration = Duration::from_secs(30);
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -27,10 +26,12 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub(crate) struct Sender {
     frames: mpsc::Sender<Result<Bytes, BoxError>>,
     last: Option<oneshot::Sender<Bytes>>,
+    /// How long to wait for room before giving up on the client.
+    patience: Duration,
 }
 
 /// A body fed by the returned [`Sender`] (`capacity` chunks in flight).
-pub(crate) fn channel(capacity: usize) -> (Sender, Body) {
+pub(crate) fn channel(capacity: usize, patience: Duration) -> (Sender, Body) {
     let (frames, mut rx) = mpsc::channel::<Result<Bytes, BoxError>>(capacity);
     let (last_tx, last_rx) = oneshot::channel::<Bytes>();
     let mut last_rx = Some(last_rx);
@@ -62,22 +63,22 @@ pub(crate) fn channel(capacity: usize) -> (Sender, Body) {
         Sender {
             frames,
             last: Some(last_tx),
+            patience,
         },
         StreamBody::new(body).boxed_unsync(),
     )
 }
 
 /// An SSE body with the default buffer.
-pub(crate) fn sse_channel() -> (Sender, Body) {
-    channel(STREAM_BUFFER)
+pub(crate) fn sse_channel(patience: Duration) -> (Sender, Body) {
+    channel(STREAM_BUFFER, patience)
 }
 
 impl Sender {
     /// Queues a chunk. `false` when the client is gone or too slow (then a
     /// final error frame has been queued and the stream should end).
     pub async fn send(&mut self, bytes: impl Into<Bytes>) -> bool {
-        match tokio::time::timeout(SLOW_CONSUMER_TIMEOUT, self.frames.send(Ok(bytes.into()))).await
-        {
+        match tokio::time::timeout(self.patience, self.frames.send(Ok(bytes.into()))).await {
             Ok(Ok(())) => true,
             Ok(Err(_)) => false,
             Err(_) => {

@@ -40,7 +40,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         Some(after) => app.core.event_start(&caller, after).await?,
         None => app.core.event_head(&caller).await?,
     };
-    let (sender, body) = sse::sse_channel();
+    let (sender, body) = sse::sse_channel(app.core.config().stream_slow_consumer_timeout);
     tokio::spawn(follow_events(
         app.core.clone(),
         caller,

@@ -11,7 +11,7 @@ use orchestrator_core::api::logs::{DEFAULT_LOG_PAGE, MAX_LOG_PAGE};
 use orchestrator_core::api::{
     ExportFormat, IngestLogs, LogDetail, LogFilter, LogGroupBy, LogRow, SortOrder, Timestamp,
 };
-use orchestrator_core::logs::{LogKey, ResolvedFilter, StreamStart};
+use orchestrator_core::logs::{Direction, LogKey, ResolvedFilter, StreamStart};
 use orchestrator_core::store::{Dialect, Topic};
 use orchestrator_core::{Caller, ControlPlane, Error};
 use serde_json::json;
@@ -101,7 +101,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         StreamStart::Now
     };
     let key = app.core.log_stream_start(&caller, &filter, start).await?;
-    let (sender, body) = sse::sse_channel();
+    let (sender, body) = sse::sse_channel(app.core.config().stream_slow_consumer_timeout);
     tokio::spawn(follow_logs(
         app.core.clone(),
         caller,
@@ -205,7 +205,7 @@ pub(crate) async fn export(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     };
     let date = Timestamp::now().as_datetime().format("%Y-%m-%d");
     let disposition = format!("attachment; filename=logs-{date}.{ext}");
-    let (sender, body) = sse::channel(4);
+    let (sender, body) = sse::channel(4, app.core.config().stream_slow_consumer_timeout);
     tokio::spawn(export_rows(
         app.core.clone(),
         caller,
@@ -221,7 +221,7 @@ pub(crate) async fn export(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 }
 
 /// The CSV columns, in order (payload and error as JSON text).
-pub(crate) const CSV_COLUMNS: [&str; 30] = [
+pub(crate) const CSV_COLUMNS: [&str; 29] = [
     "id",
     "created_at",
     "trace_id",
@@ -251,12 +251,11 @@ pub(crate) const CSV_COLUMNS: [&str; 30] = [
     "resource_type",
     "resource_id",
     "resource_name",
-    "",
 ];
 
 fn csv_record(row: &LogRow) -> Vec<String> {
     let value = serde_json::to_value(row).unwrap_or_default();
-    CSV_COLUMNS[..29]
+    CSV_COLUMNS
         .iter()
         .map(|column| match value.get(*column) {
             None | Some(serde_json::Value::Null) => String::new(),
@@ -275,13 +274,16 @@ async fn export_rows(
     mut sender: Sender,
 ) {
     let mut first = true;
-    let mut forward_key = LogKey { txid: 0, id: 0 };
-    let mut backward_key: Option<LogKey> = None;
+    let mut key: Option<LogKey> = None;
+    let direction = match order {
+        SortOrder::Asc => Direction::ForwardCommitted,
+        SortOrder::Desc => Direction::Backward,
+    };
     let opening = match format {
         ExportFormat::Json => b"[".to_vec(),
         ExportFormat::Csv => {
             let mut writer = csv::Writer::from_writer(Vec::new());
-            let _ = writer.write_record(&CSV_COLUMNS[..29]);
+            let _ = writer.write_record(CSV_COLUMNS);
             writer.into_inner().unwrap_or_default()
         }
     };
@@ -289,16 +291,9 @@ async fn export_rows(
         return;
     }
     loop {
-        let rows = match order {
-            SortOrder::Asc => {
-                core.read_logs_forward(&caller, &filter, forward_key, EXPORT_PAGE, LogDetail::Full)
-                    .await
-            }
-            SortOrder::Desc => {
-                core.read_logs_backward(&caller, &filter, backward_key, EXPORT_PAGE)
-                    .await
-            }
-        };
+        let rows = core
+            .read_logs_page(&caller, &filter, key, direction, EXPORT_PAGE)
+            .await;
         let rows = match rows {
             Ok(rows) => rows,
             Err(e) => {
@@ -334,9 +329,8 @@ async fn export_rows(
                 chunk = writer.into_inner().unwrap_or_default();
             }
         }
-        if let Some((key, _)) = rows.last() {
-            forward_key = *key;
-            backward_key = Some(*key);
+        if let Some((last, _)) = rows.last() {
+            key = Some(*last);
         }
         if !chunk.is_empty() && !sender.send(chunk).await {
             return;
