@@ -408,6 +408,14 @@ enum TxInner {
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
 }
 
+/// What a committed transaction tells: the event bus, the wake-up bus and
+/// (PostgreSQL) the NOTIFY sender.
+type Buses = (
+    broadcast::Sender<Arc<Event>>,
+    broadcast::Sender<Topic>,
+    Option<Arc<PgNotifier>>,
+);
+
 /// A write transaction. Dropping it without [`Tx::commit`] rolls back, and
 /// the events it recorded are never published.
 pub struct Tx {
@@ -415,11 +423,7 @@ pub struct Tx {
     pending: Vec<Event>,
     /// The event bus, the wake-up bus and (PostgreSQL) the NOTIFY sender
     /// (one pointer keeps `Tx` small).
-    buses: Arc<(
-        broadcast::Sender<Arc<Event>>,
-        broadcast::Sender<Topic>,
-        Option<Arc<PgNotifier>>,
-    )>,
+    buses: Arc<Buses>,
     logs_written: bool,
 }
 
