@@ -1,8 +1,8 @@
 //! The command line: global options and one subcommand per resource.
 
 use crate::commands::{
-    agents, api_keys, catalog, completions, events, login, logs, playbooks, serve, tasks, tenants,
-    workflows, workspaces,
+    agents, api_keys, bench, catalog, completions, events, login, logs, playbooks, serve, tasks,
+    tenants, workflows, workspaces,
 };
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -101,6 +101,8 @@ pub enum Command {
     /// Register and inspect workers.
     #[command(subcommand)]
     Workers(agents::WorkersCommand),
+    /// Load generator: lifecycle, claim-latency, ingest, stream, noop.
+    Bench(bench::BenchArgs),
     /// Manage playbooks (revisioned process definitions).
     #[command(subcommand)]
     Playbooks(playbooks::PlaybooksCommand),

@@ -106,7 +106,71 @@ enum Backend {
         pool: PgPool,
         /// The LISTEN task that turns other replicas' NOTIFYs into wake-ups.
         listener: tokio::task::AbortHandle,
+        /// Sends this replica's NOTIFYs, after commits, coalesced.
+        notifier: Arc<PgNotifier>,
+        notifier_task: tokio::task::AbortHandle,
     },
+}
+
+/// NOTIFYs requested by committed transactions, sent by one background task.
+///
+/// A NOTIFY inside a transaction makes PostgreSQL take a cluster-wide lock
+/// on the notification queue from pre-commit until the commit is flushed, so
+/// every transaction that notifies commits one after the other (seen as
+/// `Lock:object` waits; it capped the task lifecycle at one WAL flush per
+/// request). Wake-ups carry no data and streams re-read the table by cursor,
+/// so a NOTIFY sent just after the commit, by one task that folds every
+/// request made while its previous NOTIFY was in flight into the next, says
+/// the same thing without serialising the writers.
+#[derive(Debug, Default)]
+pub(crate) struct PgNotifier {
+    events: std::sync::atomic::AtomicBool,
+    logs: std::sync::atomic::AtomicBool,
+    kick: tokio::sync::Notify,
+}
+
+impl PgNotifier {
+    fn request(&self, events: bool, logs: bool) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if events {
+            self.events.store(true, SeqCst);
+        }
+        if logs {
+            self.logs.store(true, SeqCst);
+        }
+        if events || logs {
+            self.kick.notify_one();
+        }
+    }
+}
+
+/// The task that sends the NOTIFYs [`PgNotifier`] collects.
+fn spawn_notifier(pool: PgPool, notifier: Arc<PgNotifier>) -> tokio::task::AbortHandle {
+    use std::sync::atomic::Ordering::SeqCst;
+    tokio::spawn(async move {
+        loop {
+            notifier.kick.notified().await;
+            for (flag, channel) in [
+                (&notifier.events, NOTIFY_EVENTS),
+                (&notifier.logs, NOTIFY_LOGS),
+            ] {
+                if !flag.swap(false, SeqCst) {
+                    continue;
+                }
+                if let Err(e) = sqlx::query("SELECT pg_notify($1, '')")
+                    .bind(channel)
+                    .execute(&pool)
+                    .await
+                {
+                    tracing::warn!(error = %e, "NOTIFY failed; retrying");
+                    flag.store(true, SeqCst);
+                    notifier.kick.notify_one();
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    })
+    .abort_handle()
 }
 
 /// A handle to the database; cheap to clone.
@@ -153,7 +217,14 @@ impl Store {
                 .await
                 .map_err(Error::internal)?;
             let listener = spawn_listener(pool.clone(), wake.clone());
-            Backend::Postgres { pool, listener }
+            let notifier = Arc::new(PgNotifier::default());
+            let notifier_task = spawn_notifier(pool.clone(), notifier.clone());
+            Backend::Postgres {
+                pool,
+                listener,
+                notifier,
+                notifier_task,
+            }
         } else if let Some(path) = url
             .strip_prefix("sqlite://")
             .or_else(|| url.strip_prefix("sqlite:"))
@@ -212,14 +283,17 @@ impl Store {
     /// Starts a write transaction. On SQLite this waits for the one writer
     /// connection.
     pub async fn begin(&self) -> Result<Tx> {
-        let inner = match &*self.backend {
-            Backend::Sqlite { write, .. } => TxInner::Sqlite(write.begin().await?),
-            Backend::Postgres { pool, .. } => TxInner::Postgres(pool.begin().await?),
+        let (inner, notifier) = match &*self.backend {
+            Backend::Sqlite { write, .. } => (TxInner::Sqlite(write.begin().await?), None),
+            Backend::Postgres { pool, notifier, .. } => (
+                TxInner::Postgres(pool.begin().await?),
+                Some(notifier.clone()),
+            ),
         };
         Ok(Tx {
             inner,
             pending: Vec::new(),
-            buses: Arc::new((self.bus.clone(), self.wake.clone())),
+            buses: Arc::new((self.bus.clone(), self.wake.clone(), notifier)),
             logs_written: false,
         })
     }
@@ -257,8 +331,14 @@ impl Store {
                 read.close().await;
                 write.close().await;
             }
-            Backend::Postgres { pool, listener } => {
+            Backend::Postgres {
+                pool,
+                listener,
+                notifier_task,
+                ..
+            } => {
                 listener.abort();
+                notifier_task.abort();
                 pool.close().await
             }
         }
@@ -328,13 +408,22 @@ enum TxInner {
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
 }
 
+/// What a committed transaction tells: the event bus, the wake-up bus and
+/// (PostgreSQL) the NOTIFY sender.
+type Buses = (
+    broadcast::Sender<Arc<Event>>,
+    broadcast::Sender<Topic>,
+    Option<Arc<PgNotifier>>,
+);
+
 /// A write transaction. Dropping it without [`Tx::commit`] rolls back, and
 /// the events it recorded are never published.
 pub struct Tx {
     inner: TxInner,
     pending: Vec<Event>,
-    /// The event bus and the wake-up bus (one pointer keeps `Tx` small).
-    buses: Arc<(broadcast::Sender<Arc<Event>>, broadcast::Sender<Topic>)>,
+    /// The event bus, the wake-up bus and (PostgreSQL) the NOTIFY sender
+    /// (one pointer keeps `Tx` small).
+    buses: Arc<Buses>,
     logs_written: bool,
 }
 
@@ -352,26 +441,20 @@ impl Tx {
     }
 
     /// Commits, then publishes the transaction's events. On PostgreSQL a
-    /// transaction that wrote events or log rows also sends a NOTIFY, which
-    /// the database delivers to every replica's listener at commit.
+    /// transaction that wrote events or log rows then has a NOTIFY sent (by
+    /// [`PgNotifier`], after the commit, never inside the transaction), which
+    /// wakes every replica's listener.
     pub async fn commit(self) -> Result<()> {
         let wrote_events = !self.pending.is_empty();
         let wrote_logs = self.logs_written;
         match self.inner {
             TxInner::Sqlite(tx) => tx.commit().await?,
-            TxInner::Postgres(mut tx) => {
-                for (wrote, channel) in [(wrote_events, NOTIFY_EVENTS), (wrote_logs, NOTIFY_LOGS)] {
-                    if wrote {
-                        sqlx::query("SELECT pg_notify($1, '')")
-                            .bind(channel)
-                            .execute(&mut *tx)
-                            .await?;
-                    }
-                }
-                tx.commit().await?
-            }
+            TxInner::Postgres(tx) => tx.commit().await?,
         }
-        let (bus, wake) = &*self.buses;
+        let (bus, wake, notifier) = &*self.buses;
+        if let Some(notifier) = notifier {
+            notifier.request(wrote_events, wrote_logs);
+        }
         if wrote_events {
             let _ = wake.send(Topic::Events);
         }

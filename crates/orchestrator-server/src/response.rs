@@ -180,6 +180,12 @@ impl Reply {
         }
     }
 
+    /// A `200` streamed body with its content type (SSE, log export).
+    pub(crate) fn typed_stream(content_type: &'static str, body: Body) -> Self {
+        Self::stream(StatusCode::OK, body)
+            .with_header(header::CONTENT_TYPE, HeaderValue::from_static(content_type))
+    }
+
     pub(crate) fn into_response(self) -> Response<Body> {
         let mut response = Response::new(match (self.stream, self.body) {
             (Some(stream), _) => stream,

@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod api_keys;
+pub mod bench;
 pub mod catalog;
 pub mod completions;
 pub mod events;
@@ -43,10 +44,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tasks(command) => tasks::run(&global, command).await,
         Command::Agents(command) => agents::run(&global, command).await,
         Command::Workers(command) => agents::run_workers(&global, command).await,
+        Command::Bench(args) => bench::run(&global, args).await,
+        Command::Logs(command) => logs::run(&global, command).await,
+        Command::Events(command) => events::run(&global, command).await,
         Command::Playbooks(command) => playbooks::run(&global, command).await,
         Command::Workspaces(command) => workspaces::run(&global, command).await,
         Command::Catalog(command) => catalog::run(&global, command).await,
-        Command::Logs(command) => logs::run(&global, command).await,
-        Command::Events(command) => events::run(&global, command).await,
     }
 }

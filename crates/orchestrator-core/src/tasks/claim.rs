@@ -1,7 +1,8 @@
 //! The claim engine (decisions §5).
 //!
-//! A claim is one `UPDATE ... WHERE id = COALESCE((preferred candidate),
-//! (general candidate)) RETURNING ...`: on PostgreSQL each candidate
+//! A claim is one `UPDATE ... WHERE id = COALESCE((candidate preferring
+//! the agent), (candidate preferring its worker), (general candidate))
+//! RETURNING ...`: on PostgreSQL each candidate
 //! subquery takes `FOR UPDATE OF t SKIP LOCKED`, so concurrent claimers skip
 //! each other's rows instead of waiting; on SQLite the statement runs on the
 //! one writer connection, inside the transaction. No row is read in Rust and
@@ -10,8 +11,17 @@
 //! Eligible: `pending`, same tenant, optional `workflow_id`, the workflow
 //! (if any) not paused or cancelled, no preferred assignee or the claimer is
 //! it, and every required tag among the claimer's tags. Order: tasks that
-//! prefer this claimer first, then priority rank, then oldest, then id —
-//! the order of the partial index `tasks_claimable`.
+//! prefer this agent first, then tasks that prefer its worker, then the
+//! rest; within each, priority rank, then oldest, then id — the order of the
+//! partial indexes `tasks_claimable_preferred_agent`,
+//! `tasks_claimable_preferred_worker` and `tasks_claimable`.
+//!
+//! Each candidate is its own subquery with a plain equality on the indexed
+//! column, so it is one index probe whatever the parameters: an
+//! `preferred_agent_id = $2 OR preferred_worker_id = $3` candidate cannot use
+//! either preferred index (PostgreSQL's generic plan and SQLite both walk
+//! every pending row of the tenant to find no preferred task), which made
+//! each claim cost O(pending tasks).
 //!
 //! One active task per agent: the statement claims nothing for an agent that
 //! already holds a claimed or in-progress task (a `NOT EXISTS` guard), and
@@ -61,7 +71,13 @@ macro_rules! claim_sql {
              WHERE id = COALESCE(\
                (SELECT t.id FROM tasks t WHERE ",
             eligible!($dialect),
-            " AND (t.preferred_agent_id = $2 OR t.preferred_worker_id = $3) \
+            " AND t.preferred_agent_id = $2 \
+                 ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
+            $lock,
+            "), \
+               (SELECT t.id FROM tasks t WHERE ",
+            eligible!($dialect),
+            " AND t.preferred_worker_id = $3 \
                  ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
             $lock,
             "), \
@@ -88,14 +104,27 @@ pub(crate) async fn held_by(
     tenant_id: Uuid,
     agent_id: Uuid,
 ) -> Result<Option<TaskRow>> {
-    let rows: Vec<TaskRow> = on_db!(tx, c => sqlx::query_as(concat!(
-        "SELECT ", task_columns!(), " FROM tasks WHERE assigned_agent_id = $1 AND tenant_id = $2 \
-         AND state IN ('claimed', 'in_progress') ORDER BY claimed_at LIMIT 1"
-    ))
-    .bind(agent_id)
-    .bind(tenant_id)
-    .fetch_all(c)
-    .await)?;
+    // SQLite without statistics prefers the (tenant_id, ...) index, which
+    // walks every task the tenant ever had; name the partial index.
+    let rows: Vec<TaskRow> = on_db!(tx, c =>
+        sqlite: sqlx::query_as(concat!(
+            "SELECT ", task_columns!(), " FROM tasks INDEXED BY tasks_held_by_agent \
+             WHERE assigned_agent_id = $1 AND tenant_id = $2 \
+             AND state IN ('claimed', 'in_progress') ORDER BY claimed_at LIMIT 1"
+        ))
+        .bind(agent_id)
+        .bind(tenant_id)
+        .fetch_all(c)
+        .await,
+        postgres: sqlx::query_as(concat!(
+            "SELECT ", task_columns!(), " FROM tasks WHERE assigned_agent_id = $1 AND tenant_id = $2 \
+             AND state IN ('claimed', 'in_progress') ORDER BY claimed_at LIMIT 1"
+        ))
+        .bind(agent_id)
+        .bind(tenant_id)
+        .fetch_all(c)
+        .await,
+    )?;
     Ok(rows.into_iter().next())
 }
 

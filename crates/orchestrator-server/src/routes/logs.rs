@@ -114,11 +114,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 }
 
 pub(crate) fn sse_reply(body: crate::response::Body) -> Reply {
-    Reply::stream(StatusCode::OK, body)
-        .with_header(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        )
+    Reply::typed_stream("text/event-stream", body)
         .with_header(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))
         .with_header(
             header::HeaderName::from_static("x-accel-buffering"),
@@ -218,12 +214,10 @@ pub(crate) async fn export(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         order,
         sender,
     ));
-    Ok(Reply::stream(StatusCode::OK, body)
-        .with_header(header::CONTENT_TYPE, HeaderValue::from_static(content_type))
-        .with_header(
-            header::CONTENT_DISPOSITION,
-            HeaderValue::from_str(&disposition).map_err(Error::internal)?,
-        ))
+    Ok(Reply::typed_stream(content_type, body).with_header(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&disposition).map_err(Error::internal)?,
+    ))
 }
 
 /// The CSV columns, in order (payload and error as JSON text).

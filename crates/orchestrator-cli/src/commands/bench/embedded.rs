@@ -1,0 +1,197 @@
+//! `--embedded`: this same binary started as a child `orch serve` on a free
+//! loopback port, over a temporary SQLite directory or a fresh PostgreSQL
+//! database (created for the run and dropped after), with a known bootstrap
+//! admin key and the rate limiter off. Client and server do not share a
+//! process, so the server's memory (VmHWM) can be reported on its own.
+
+use anyhow::{Context, Result, bail};
+use orchestrator_client::Client;
+use sqlx::Connection;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+/// A child server, killed (and its database dropped) on [`Embedded::stop`].
+#[derive(Debug)]
+pub struct Embedded {
+    child: Child,
+    pub url: String,
+    pub api_key: String,
+    pub backend: &'static str,
+    _data_dir: Option<tempfile::TempDir>,
+    /// `(admin URL, database name)` of a database made for this run.
+    pg_database: Option<(String, String)>,
+}
+
+/// Memory of the server process, from `/proc/<pid>/status`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ServerMemory {
+    pub pid: u32,
+    /// VmHWM: the peak resident set size.
+    pub peak_rss_mib: f64,
+    /// VmRSS at the end of the run.
+    pub rss_mib: f64,
+}
+
+impl Embedded {
+    /// Starts `orch serve` for `target`: `sqlite` or a `postgres://` URL.
+    pub async fn start(target: &str, max_connections: Option<u32>) -> Result<Self> {
+        let api_key = format!("orch_admin_{}", Uuid::new_v4().simple());
+        let port = free_port()?;
+        let url = format!("http://127.0.0.1:{port}");
+        let exe = std::env::current_exe().context("cannot find the orch binary")?;
+        let mut command = Command::new(exe);
+        command
+            .arg("serve")
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
+            .arg("--rate-limit-per-minute")
+            .arg("0")
+            .env("ORCH_BOOTSTRAP_ADMIN_KEY", &api_key)
+            // Known, so the server does not print a generated one.
+            .env(
+                "ORCH_BOOTSTRAP_SERVICE_KEY",
+                format!("orch_service_{}", Uuid::new_v4().simple()),
+            )
+            .env("ORCH_LOG", "error")
+            .env_remove("ORCH_DATABASE_URL")
+            .env_remove("ORCH_DATA_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        if let Some(n) = max_connections {
+            command.arg("--max-connections").arg(n.to_string());
+        }
+        let (backend, data_dir, pg_database) = if target == "sqlite" {
+            let dir = tempfile::Builder::new()
+                .prefix("orch-bench-")
+                .tempdir()
+                .context("cannot create a temporary data directory")?;
+            command.arg("--data-dir").arg(dir.path());
+            ("sqlite", Some(dir), None)
+        } else if target.starts_with("postgres://") || target.starts_with("postgresql://") {
+            let name = format!("orch_bench_{}", Uuid::new_v4().simple());
+            let mut conn = sqlx::PgConnection::connect(target)
+                .await
+                .with_context(|| "cannot connect to PostgreSQL to create the bench database")?;
+            // The name is ours: `orch_bench_` and 32 hex digits.
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+                .execute(&mut conn)
+                .await
+                .context("cannot create the bench database")?;
+            conn.close().await.ok();
+            command
+                .arg("--database-url")
+                .arg(with_database(target, &name)?);
+            ("postgres", None, Some((target.to_owned(), name)))
+        } else {
+            bail!("--embedded takes `sqlite` or a postgres:// URL");
+        };
+        let child = command.spawn().context("cannot start `orch serve`")?;
+        let mut embedded = Self {
+            child,
+            url,
+            api_key,
+            backend,
+            _data_dir: data_dir,
+            pg_database,
+        };
+        if let Err(e) = embedded.wait_ready().await {
+            embedded.stop().await;
+            return Err(e);
+        }
+        Ok(embedded)
+    }
+
+    async fn wait_ready(&mut self) -> Result<()> {
+        let client = Client::new(&self.url)?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                bail!("`orch serve` exited during start-up ({status})");
+            }
+            if client.health().ready().await.is_ok() {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("`orch serve` did not become ready within 30 s");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Peak and current RSS of the server (Linux only; `None` elsewhere).
+    pub fn memory(&self) -> Option<ServerMemory> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;
+        let field = |name: &str| -> Option<f64> {
+            let line = status.lines().find(|l| l.starts_with(name))?;
+            let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some((kib / 1024.0 * 10.0).round() / 10.0)
+        };
+        Some(ServerMemory {
+            pid: self.pid(),
+            peak_rss_mib: field("VmHWM:")?,
+            rss_mib: field("VmRSS:")?,
+        })
+    }
+
+    /// Stops the server and drops the run's PostgreSQL database.
+    pub async fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let Some((admin_url, name)) = self.pg_database.take()
+            && let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await
+        {
+            let _ = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
+            )))
+            .execute(&mut conn)
+            .await;
+            conn.close().await.ok();
+        }
+    }
+}
+
+fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("no free port")?;
+    Ok(listener.local_addr()?.port())
+}
+
+/// `url` with its database path replaced by `name` (query string kept).
+fn with_database(url: &str, name: &str) -> Result<String> {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_end = base[scheme_end..]
+        .find('/')
+        .map_or(base.len(), |i| scheme_end + i);
+    let mut out = format!("{}/{}", &base[..host_end], name);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn database_name_is_replaced() {
+        assert_eq!(
+            with_database("postgres://u@h:5432/test?sslmode=disable", "x").unwrap(),
+            "postgres://u@h:5432/x?sslmode=disable"
+        );
+        assert_eq!(
+            with_database("postgres://u@h", "x").unwrap(),
+            "postgres://u@h/x"
+        );
+    }
+}

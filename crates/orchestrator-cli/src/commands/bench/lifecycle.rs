@@ -1,0 +1,147 @@
+//! `orch bench lifecycle`: N tasks created by `--creators` clients, then C
+//! agents each loop claim → start → complete until the queue is empty.
+//! Reports tasks/s end to end (N over create + drain time), the two phases'
+//! rates and p50/p95/p99/max per route. One HTTP request per step, as an
+//! agent runtime would make them, so a task costs four requests.
+
+use super::stats::{self, Recorder};
+use super::{FirstError, Outcome, Target, create_tasks, register_agents};
+use anyhow::{Result, bail};
+use clap::Args;
+use orchestrator_client::api::{ClaimTask, CompleteTask, StartTask};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Args)]
+pub struct LifecycleArgs {
+    /// Tasks to create and complete.
+    #[arg(long, default_value_t = 10_000)]
+    pub tasks: usize,
+    /// Concurrent agents (each one HTTP request at a time).
+    #[arg(long, default_value_t = 32)]
+    pub agents: usize,
+    /// Concurrent clients creating the tasks (default: as many as agents).
+    #[arg(long)]
+    pub creators: Option<usize>,
+}
+
+pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
+    if args.tasks == 0 || args.agents == 0 {
+        bail!("--tasks and --agents must be at least 1");
+    }
+    let creators = args.creators.unwrap_or(args.agents).max(1);
+    let errors = Arc::new(FirstError::default());
+    let agents = register_agents(&target.client, args.agents, "bench-lifecycle").await?;
+    let mut recorder = Recorder::new();
+
+    let started = Instant::now();
+    let created = create_tasks(target, args.tasks, creators, &mut recorder, &errors).await;
+    let create_time = started.elapsed();
+
+    let drain_started = Instant::now();
+    let bar = target.progress(created.len() as u64, "lifecycle");
+    let mut handles = Vec::new();
+    for agent_id in agents {
+        let client = target.client.clone();
+        let bar = bar.clone();
+        let errors = errors.clone();
+        handles.push(tokio::spawn(async move {
+            let mut local = Recorder::new();
+            let mut completed = 0u64;
+            let mut failures = 0u32;
+            let claim = ClaimTask {
+                agent_id,
+                ..Default::default()
+            };
+            let start = StartTask {
+                agent_id: Some(agent_id),
+                ..Default::default()
+            };
+            loop {
+                let t = Instant::now();
+                let task = match client.tasks().claim(&claim).await {
+                    Ok(Some(task)) => task,
+                    // Nothing pending: every task is claimed (the queue was
+                    // filled before the agents started).
+                    Ok(None) => break,
+                    Err(e) => {
+                        local.errors += 1;
+                        errors.note(&e);
+                        failures += 1;
+                        if failures > 100 {
+                            break;
+                        }
+                        continue;
+                    }
+                };
+                local.record("POST /tasks/claim", t.elapsed());
+                let t = Instant::now();
+                match client.tasks().start(task.id, &start).await {
+                    Ok(_) => local.record("POST /tasks/:id/start", t.elapsed()),
+                    Err(e) => {
+                        local.errors += 1;
+                        errors.note(&e);
+                    }
+                }
+                let complete = CompleteTask {
+                    agent_id: Some(agent_id),
+                    output: Some(json!({ "ok": true })),
+                    ..Default::default()
+                };
+                let t = Instant::now();
+                match client.tasks().complete(task.id, &complete).await {
+                    Ok(_) => {
+                        local.record("POST /tasks/:id/complete", t.elapsed());
+                        completed += 1;
+                        bar.inc(1);
+                    }
+                    Err(e) => {
+                        local.errors += 1;
+                        errors.note(&e);
+                        failures += 1;
+                        if failures > 100 {
+                            break;
+                        }
+                    }
+                }
+            }
+            (local, completed)
+        }));
+    }
+    let mut completed = 0u64;
+    for handle in handles {
+        if let Ok((local, done)) = handle.await {
+            recorder.merge(local);
+            completed += done;
+        }
+    }
+    bar.finish_and_clear();
+    let drain_time = drain_started.elapsed();
+    let total = started.elapsed();
+    errors.report();
+
+    let mut results = BTreeMap::new();
+    results.insert("tasks_created", json!(created.len()));
+    results.insert("tasks_completed", json!(completed));
+    results.insert("tasks_per_s", json!(stats::rate(completed, total)));
+    results.insert(
+        "create_per_s",
+        json!(stats::rate(created.len() as u64, create_time)),
+    );
+    results.insert(
+        "drain_tasks_per_s",
+        json!(stats::rate(completed, drain_time)),
+    );
+    let requests = created.len() as u64 + recorder.count("POST /tasks/claim") * 3;
+    results.insert("requests_per_s", json!(stats::rate(requests, total)));
+    Ok(Outcome {
+        workload: "lifecycle",
+        parameters: json!({ "tasks": args.tasks, "agents": args.agents, "creators": creators }),
+        duration: total,
+        results,
+        latency: recorder.summaries(),
+        errors: recorder.errors,
+    })
+}

@@ -1,0 +1,190 @@
+//! `orch bench` against a real server: every workload runs tiny and prints
+//! a JSON report with its parameters, environment and results. No timing
+//! assertions: this proves the harness, not the figures.
+
+use orchestrator_client::api::{TaskFilter, TaskState};
+use orchestrator_tests::TestServer;
+use serde_json::Value;
+use std::process::Command;
+
+const ORCH: &str = env!("CARGO_BIN_EXE_orch");
+
+async fn bench(server: &TestServer, args: &[&str]) -> Value {
+    let mut all: Vec<String> = vec!["bench".into()];
+    all.extend(args.iter().map(|a| a.to_string()));
+    all.extend(
+        [
+            "--url",
+            &server.url,
+            "--api-key",
+            &server.admin_key,
+            "-o",
+            "json",
+            "--quiet",
+        ]
+        .iter()
+        .map(|a| a.to_string()),
+    );
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(ORCH)
+            .args(&all)
+            .env("ORCH_CONFIG", "/nonexistent/orch-bench-test.json")
+            .env_remove("ORCH_URL")
+            .env_remove("ORCH_API_KEY")
+            .output()
+            .expect("run orch")
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "orch bench {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    });
+    let env = &report["environment"];
+    assert_eq!(env["target"], "remote");
+    assert_eq!(env["backend"], orchestrator_tests::backend());
+    assert!(env["cores"].as_u64().unwrap() >= 1);
+    assert!(env["build_profile"].is_string());
+    assert!(report["parameters"].is_object());
+    assert!(report["duration_s"].is_number());
+    assert!(
+        report["server"].is_null(),
+        "a remote target has no server memory"
+    );
+    assert_eq!(report["errors"], 0, "{report}");
+    report
+}
+
+#[tokio::test]
+async fn every_bench_workload_runs_and_reports() {
+    let server = TestServer::start_with(|c| c.rate_limit_per_minute = 0).await;
+
+    let lifecycle = bench(&server, &["lifecycle", "--tasks", "50", "--agents", "4"]).await;
+    assert_eq!(lifecycle["workload"], "lifecycle");
+    assert_eq!(lifecycle["parameters"]["tasks"], 50);
+    assert_eq!(lifecycle["results"]["tasks_created"], 50);
+    assert_eq!(lifecycle["results"]["tasks_completed"], 50);
+    assert!(lifecycle["results"]["tasks_per_s"].as_f64().unwrap() > 0.0);
+    for route in [
+        "POST /tasks",
+        "POST /tasks/claim",
+        "POST /tasks/:id/start",
+        "POST /tasks/:id/complete",
+    ] {
+        let l = &lifecycle["latency_ms"][route];
+        assert_eq!(l["count"], 50, "{route}: {l}");
+        for p in ["p50_ms", "p95_ms", "p99_ms", "max_ms"] {
+            assert!(l[p].is_number(), "{route} {p}");
+        }
+    }
+    // Every task of the run is completed on the server too.
+    let completed = server
+        .admin()
+        .tasks()
+        .list(
+            &TaskFilter {
+                state: Some(TaskState::Completed),
+                ..Default::default()
+            },
+            orchestrator_client::api::PageRequest::new(1, 1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(completed.total, 50);
+
+    let claim = bench(
+        &server,
+        &[
+            "claim-latency",
+            "--rate",
+            "50",
+            "--duration",
+            "1",
+            "--agents",
+            "4",
+        ],
+    )
+    .await;
+    assert_eq!(claim["results"]["claims"], 50);
+    assert_eq!(claim["results"]["empty_claims"], 0);
+    assert!(claim["results"]["claim_p99_ms"].is_number());
+
+    let ingest = bench(
+        &server,
+        &[
+            "ingest",
+            "--batch",
+            "20",
+            "--clients",
+            "2",
+            "--batches",
+            "6",
+        ],
+    )
+    .await;
+    assert_eq!(ingest["results"]["rows"], 120);
+    assert_eq!(ingest["latency_ms"]["POST /logs/ingest"]["count"], 6);
+
+    let stream = bench(&server, &["stream", "--tasks", "20", "--interval-ms", "2"]).await;
+    assert_eq!(stream["results"]["wakeups"], 20);
+    assert_eq!(stream["results"]["missed"], 0);
+    assert!(stream["results"]["wakeup_p99_ms"].is_number());
+
+    let noop = bench(&server, &["noop", "--clients", "2", "--duration", "1"]).await;
+    assert!(noop["results"]["requests"].as_u64().unwrap() > 0);
+}
+
+/// `--embedded` starts its own `orch serve` child (on the test's backend:
+/// SQLite, or a fresh database on the test PostgreSQL server, dropped after)
+/// and reports that server's memory.
+#[tokio::test]
+async fn embedded_bench_starts_its_own_server_and_reports_its_memory() {
+    let embedded = std::env::var("ORCH_TEST_DATABASE_URL")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "sqlite".into());
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(ORCH)
+            .args([
+                "bench",
+                "lifecycle",
+                "--tasks",
+                "20",
+                "--agents",
+                "2",
+                "--embedded",
+                &embedded,
+                "-o",
+                "json",
+                "--quiet",
+            ])
+            .env("ORCH_CONFIG", "/nonexistent/orch-bench-test.json")
+            .env_remove("ORCH_URL")
+            .env_remove("ORCH_API_KEY")
+            .output()
+            .expect("run orch")
+    })
+    .await
+    .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["environment"]["target"], "embedded");
+    assert_eq!(
+        report["environment"]["backend"],
+        orchestrator_tests::backend()
+    );
+    assert_eq!(report["results"]["tasks_completed"], 20);
+    assert!(report["server"]["peak_rss_mib"].as_f64().unwrap() > 0.0);
+    assert!(report["server"]["pid"].as_u64().is_some());
+}
