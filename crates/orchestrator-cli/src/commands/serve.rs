@@ -32,6 +32,13 @@ pub struct ServeArgs {
     /// A directory that replaces the bundled community playbook catalog.
     #[arg(long, env = "ORCH_CATALOG_DIR")]
     pub catalog_dir: Option<PathBuf>,
+    /// Seconds between liveness sweeps (silent agents and workers, task
+    /// timeouts).
+    #[arg(long, env = "ORCH_LIVENESS_INTERVAL_SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub liveness_interval_seconds: u64,
+    /// Seconds an inactive agent's task stays held before it is released.
+    #[arg(long, env = "ORCH_LIVENESS_GRACE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=86400))]
+    pub liveness_grace_seconds: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -63,6 +70,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");
     config.core.bootstrap_service_key = env_nonempty("ORCH_BOOTSTRAP_SERVICE_KEY");
     config.core.catalog_dir = args.catalog_dir;
+    config.core.liveness_interval = std::time::Duration::from_secs(args.liveness_interval_seconds);
+    config.core.liveness_grace = std::time::Duration::from_secs(args.liveness_grace_seconds);
     orchestrator_server::serve(config).await?;
     Ok(())
 }
