@@ -173,21 +173,29 @@ async fn follow_logs(
                 break;
             }
         }
-        tokio::select! {
-            _ = stopping.changed() => return,
-            _ = sender.closed() => return,
-            woke = wake.recv() => match woke {
-                Ok(Topic::Logs) | Err(RecvError::Lagged(_)) => {}
-                Ok(Topic::Events) => continue,
-                Err(RecvError::Closed) => return,
-            },
-            _ = tokio::time::sleep(poll) => {}
-            _ = tokio::time::sleep_until(next_heartbeat) => {
-                if !sender.send(sse::frame(None, "heartbeat", &json!({"ts": Timestamp::now()}))).await {
-                    return;
+        // Wait for this topic's wake-up, the poll fallback or a heartbeat;
+        // then read again.
+        let poll_timer = tokio::time::sleep(poll);
+        tokio::pin!(poll_timer);
+        loop {
+            tokio::select! {
+                _ = stopping.changed() => return,
+                _ = sender.closed() => return,
+                woke = wake.recv() => match woke {
+                    Ok(Topic::Logs) | Err(RecvError::Lagged(_)) => {}
+                    // The other topic: wait again without reading.
+                    Ok(Topic::Events) => continue,
+                    Err(RecvError::Closed) => return,
+                },
+                _ = &mut poll_timer => {}
+                _ = tokio::time::sleep_until(next_heartbeat) => {
+                    if !sender.send(sse::frame(None, "heartbeat", &json!({"ts": Timestamp::now()}))).await {
+                        return;
+                    }
+                    next_heartbeat = tokio::time::Instant::now() + heartbeat;
                 }
-                next_heartbeat = tokio::time::Instant::now() + heartbeat;
             }
+            break;
         }
     }
 }
