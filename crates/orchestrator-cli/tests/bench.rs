@@ -5,48 +5,24 @@
 use orchestrator_client::api::{TaskFilter, TaskState};
 use orchestrator_tests::TestServer;
 use serde_json::Value;
-use std::process::Command;
 
-const ORCH: &str = env!("CARGO_BIN_EXE_orch");
+mod common;
+
+use common::{json, orch_with};
 
 async fn bench(server: &TestServer, args: &[&str]) -> Value {
-    let mut all: Vec<String> = vec!["bench".into()];
-    all.extend(args.iter().map(|a| a.to_string()));
-    all.extend(
-        [
-            "--url",
-            &server.url,
-            "--api-key",
-            &server.admin_key,
-            "-o",
-            "json",
-            "--quiet",
-        ]
-        .iter()
-        .map(|a| a.to_string()),
-    );
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new(ORCH)
-            .args(&all)
-            .env("ORCH_CONFIG", "/nonexistent/orch-bench-test.json")
-            .env_remove("ORCH_URL")
-            .env_remove("ORCH_API_KEY")
-            .output()
-            .expect("run orch")
-    })
-    .await
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "orch bench {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    });
+    let mut all = vec!["bench"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&[
+        "--url",
+        &server.url,
+        "--api-key",
+        &server.admin_key,
+        "-o",
+        "json",
+        "--quiet",
+    ]);
+    let report = json(&orch_with(&all, &[]).await);
     let env = &report["environment"];
     assert_eq!(env["target"], "remote");
     assert_eq!(env["backend"], orchestrator_tests::backend());
@@ -150,35 +126,20 @@ async fn embedded_bench_starts_its_own_server_and_reports_its_memory() {
         .ok()
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "sqlite".into());
-    let output = tokio::task::spawn_blocking(move || {
-        Command::new(ORCH)
-            .args([
-                "bench",
-                "lifecycle",
-                "--tasks",
-                "20",
-                "--agents",
-                "2",
-                "--embedded",
-                &embedded,
-                "-o",
-                "json",
-                "--quiet",
-            ])
-            .env("ORCH_CONFIG", "/nonexistent/orch-bench-test.json")
-            .env_remove("ORCH_URL")
-            .env_remove("ORCH_API_KEY")
-            .output()
-            .expect("run orch")
-    })
-    .await
-    .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let args = [
+        "bench",
+        "lifecycle",
+        "--tasks",
+        "20",
+        "--agents",
+        "2",
+        "--embedded",
+        &embedded,
+        "-o",
+        "json",
+        "--quiet",
+    ];
+    let report = json(&orch_with(&args, &[]).await);
     assert_eq!(report["environment"]["target"], "embedded");
     assert_eq!(
         report["environment"]["backend"],
