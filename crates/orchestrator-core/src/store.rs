@@ -243,8 +243,12 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
                 .foreign_keys(true);
+            // No liveness ping before each acquire: a local file connection
+            // does not go stale, and on SQLite the ping is one more round
+            // trip to the connection's worker thread per transaction.
             let write = SqlitePoolOptions::new()
                 .max_connections(1)
+                .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(30))
                 .connect_with(connect.clone())
                 .await
@@ -255,6 +259,7 @@ impl Store {
                 .map_err(Error::internal)?;
             let read = SqlitePoolOptions::new()
                 .max_connections(options.max_connections.max(1))
+                .test_before_acquire(false)
                 .acquire_timeout(Duration::from_secs(30))
                 .connect_with(connect.read_only(true))
                 .await

@@ -643,6 +643,34 @@ impl ControlPlane {
     pub async fn start_task(&self, caller: &Caller, id: Uuid, request: StartTask) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
         let mut tx = self.store().begin().await?;
+        // Fast path, one statement: the assignee starts a claimed task.
+        let (from, to) = (
+            TaskState::Claimed,
+            transition(TaskOp::Start, TaskState::Claimed)?,
+        );
+        let now = Timestamp::now().as_datetime();
+        let started: Option<TaskRow> = on_db!(&mut tx, c => sqlx::query_as(concat!(
+            "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2 \
+             WHERE id = $3 AND tenant_id = $4 AND state = $5 \
+             AND (assigned_agent_id = $6 OR assigned_worker_id = $7) RETURNING ",
+            task_columns!()
+        ))
+        .bind(to.as_str())
+        .bind(now)
+        .bind(id)
+        .bind(caller.tenant_id)
+        .bind(from.as_str())
+        .bind(acting.agent_id)
+        .bind(acting.worker_id)
+        .fetch_optional(c)
+        .await)?;
+        if let Some(row) = started {
+            record_change(&mut tx, caller, &row, TaskOp::Start, (from, to), "started").await?;
+            tx.commit().await?;
+            return row.to_api();
+        }
+        // Anything else (a repeat, a wrong state, not the assignee, no such
+        // task): read the row and let the rules below answer.
         let mut row = find_for_update(&mut tx, caller.tenant_id, id).await?;
         let from = row.state()?;
         let to = transition(TaskOp::Start, from)?;
@@ -677,14 +705,46 @@ impl ControlPlane {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
         let mut write = begin_write!(self, caller, "tasks.complete", request, Storage::Plain);
         let tx = &mut write.tx;
-        let mut row = find_for_update(tx, caller.tenant_id, id).await?;
-        let from = row.state()?;
         let passed = request
             .verification
             .as_ref()
             .and_then(|v| v.get("passed"))
             .and_then(Value::as_bool)
             .unwrap_or(true);
+        // Fast path, one statement: the assignee completes a task in progress.
+        let from = TaskState::InProgress;
+        let to = transition(TaskOp::Complete { passed }, from)?;
+        let now = Timestamp::now().as_datetime();
+        let completed: Option<TaskRow> = on_db!(tx, c => sqlx::query_as(concat!(
+            "UPDATE tasks SET state = $1, output = $2, metrics = $3, git_info = $4, \
+             verification = $5, error = NULL, completed_at = COALESCE($6, completed_at), \
+             updated_at = $7 WHERE id = $8 AND tenant_id = $9 AND state = $10 \
+             AND (assigned_agent_id = $11 OR assigned_worker_id = $12) RETURNING ",
+            task_columns!()
+        ))
+        .bind(to.as_str())
+        .bind(Json(request.output.clone().unwrap_or(Value::Null)))
+        .bind(request.metrics.clone().map(Json))
+        .bind(request.git_info.clone().map(Json))
+        .bind(request.verification.clone().map(Json))
+        .bind((to == TaskState::Completed).then_some(now))
+        .bind(now)
+        .bind(id)
+        .bind(caller.tenant_id)
+        .bind(from.as_str())
+        .bind(acting.agent_id)
+        .bind(acting.worker_id)
+        .fetch_optional(c)
+        .await)?;
+        if let Some(row) = completed {
+            return self
+                .completed(write, caller, row, request, passed, (from, to))
+                .await;
+        }
+        // Anything else (from claimed, a wrong state, not the assignee, no
+        // such task): read the row and let the rules below answer.
+        let mut row = find_for_update(tx, caller.tenant_id, id).await?;
+        let from = row.state()?;
         let to = transition(TaskOp::Complete { passed }, from)?;
         if !acting.holds(&row) {
             return Err(Error::forbidden(
@@ -721,6 +781,22 @@ impl ControlPlane {
         } else {
             from
         };
+        self.completed(write, caller, row, request, passed, (via, to))
+            .await
+    }
+
+    /// The rest of a completion once `row` is written: its event and log,
+    /// the artifacts, the workflow's consequences, the commit.
+    async fn completed(
+        &self,
+        mut write: crate::idempotency::IdempotentWrite,
+        caller: &Caller,
+        row: TaskRow,
+        request: CompleteTask,
+        passed: bool,
+        (via, to): (TaskState, TaskState),
+    ) -> Result<Task> {
+        let tx = &mut write.tx;
         record_change(
             tx,
             caller,

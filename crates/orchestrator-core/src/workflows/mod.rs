@@ -252,32 +252,31 @@ pub(crate) async fn after_task_change(
         to,
         TaskState::Completed | TaskState::Cancelled | TaskState::Failed
     );
-    if terminal {
-        // Serialises the workflow's terminal task changes, so the last two
-        // tasks finishing at once cannot both miss each other (PostgreSQL;
-        // SQLite's one writer already serialises).
-        find_for_update(tx, task.tenant_id, workflow_id).await?;
-    }
+    // Serialises the workflow's terminal task changes, so the last two
+    // tasks finishing at once cannot both miss each other (PostgreSQL;
+    // SQLite's one writer already serialises).
+    let mut locked = match terminal {
+        true => Some(find_for_update(tx, task.tenant_id, workflow_id).await?),
+        false => None,
+    };
     if let Some(activation_id) = task.activation_id {
         activations::after_orchestrator_task(tx, caller, task, activation_id, to).await?;
+        // It may have changed the workflow: read it again below.
+        locked = None;
     }
     if to == TaskState::Completed
         && let Some(work_item_id) = task.work_item_id
     {
         work_items::complete_when_done(tx, caller, task, work_item_id).await?;
     }
-    if matches!(
-        to,
-        TaskState::Completed | TaskState::Cancelled | TaskState::Failed
-    ) {
-        settle(
-            tx,
-            caller,
-            task.tenant_id,
-            workflow_id,
-            to == TaskState::Failed,
-        )
-        .await?;
+    if terminal {
+        // The locked row is still current (a work item's completion does
+        // not touch the workflow row): no second read.
+        let wf = match locked {
+            Some(wf) => Some(wf),
+            None => find(tx, task.tenant_id, workflow_id).await?,
+        };
+        settle_row(tx, caller, wf, to == TaskState::Failed).await?;
     }
     Ok(())
 }
@@ -290,9 +289,21 @@ pub(crate) async fn settle(
     workflow_id: Uuid,
     a_task_failed: bool,
 ) -> Result<()> {
-    let Some(wf) = find(tx, tenant_id, workflow_id).await? else {
+    let wf = find(tx, tenant_id, workflow_id).await?;
+    settle_row(tx, caller, wf, a_task_failed).await
+}
+
+/// [`settle`] with the workflow row already read in `tx`.
+async fn settle_row(
+    tx: &mut Tx,
+    caller: &Caller,
+    wf: Option<WorkflowRow>,
+    a_task_failed: bool,
+) -> Result<()> {
+    let Some(wf) = wf else {
         return Ok(());
     };
+    let workflow_id = wf.id;
     let state = wf.state();
     if state.is_terminal() || state == WorkflowState::Paused {
         return Ok(());
