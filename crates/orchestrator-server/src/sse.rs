@@ -12,10 +12,13 @@ use bytes::Bytes;
 use futures_util::stream;
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
+use orchestrator_core::ControlPlane;
+use orchestrator_core::store::{Dialect, Topic};
 use std::future::Future;
 use std::task::Poll;
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// Frames buffered per stream.
 const STREAM_BUFFER: usize = 256;
@@ -134,4 +137,106 @@ pub(crate) fn resume_id(last_event_id: Option<&str>, after: Option<&str>) -> Opt
         .or(after)
         .and_then(|v| v.trim().parse::<i64>().ok())
         .filter(|v| *v >= 0)
+}
+
+/// How many items a follower reads per round.
+pub(crate) const STREAM_BATCH: u32 = 200;
+
+/// How often a stream re-reads without a wake-up: a safety net for missed
+/// notifications, and on PostgreSQL for rows held back by the high-water
+/// mark until an unrelated transaction ends.
+pub(crate) fn poll_interval(core: &ControlPlane) -> Duration {
+    match core.store().dialect() {
+        Dialect::Postgres => Duration::from_millis(500),
+        Dialect::Sqlite => Duration::from_secs(5),
+    }
+}
+
+/// What a followed stream reads; the log stream and the event streams share
+/// [`follow`] and differ only here.
+pub(crate) struct Feed<K, R> {
+    /// The wake-up topic that means "new items for this feed".
+    pub topic: Topic,
+    /// Where the stream stands: the key of the last item sent.
+    pub key: K,
+    /// Up to [`STREAM_BATCH`] items after a key, each with its key and frame.
+    pub read: R,
+    /// The frame an idle stream sends every `stream_heartbeat`.
+    pub heartbeat: fn() -> Bytes,
+}
+
+/// Replays, then follows: reads batches after the last key until one comes
+/// back short, then waits for a wake-up on the feed's topic (a commit here,
+/// or LISTEN/NOTIFY from another replica), the poll fallback or the
+/// heartbeat, and reads again. Holds no database connection while it waits.
+/// Ends when the client goes away, the server stops or a read fails (the
+/// client is told `read_failed`).
+pub(crate) async fn follow<K, R, F>(
+    core: ControlPlane,
+    mut feed: Feed<K, R>,
+    mut sender: Sender,
+    mut stopping: watch::Receiver<bool>,
+) where
+    K: Copy,
+    R: FnMut(K) -> F,
+    F: Future<Output = orchestrator_core::error::Result<Vec<(K, Bytes)>>>,
+{
+    // Subscribe before the first read so nothing committed in between is missed.
+    let mut wake = core.store().wakeups();
+    let heartbeat = core.config().stream_heartbeat;
+    let poll = poll_interval(&core);
+    let mut next_heartbeat = tokio::time::Instant::now() + heartbeat;
+    loop {
+        if *stopping.borrow() {
+            return;
+        }
+        loop {
+            let items = match (feed.read)(feed.key).await {
+                Ok(items) => items,
+                Err(e) => {
+                    tracing::warn!(error = %e, "stream read failed");
+                    sender.finish_with(frame(
+                        None,
+                        "error",
+                        &serde_json::json!({"error": "read_failed"}),
+                    ));
+                    return;
+                }
+            };
+            let count = items.len();
+            for (key, bytes) in items {
+                if !sender.send(bytes).await {
+                    return;
+                }
+                feed.key = key;
+                next_heartbeat = tokio::time::Instant::now() + heartbeat;
+            }
+            if count < STREAM_BATCH as usize {
+                break;
+            }
+        }
+        let poll_timer = tokio::time::sleep(poll);
+        tokio::pin!(poll_timer);
+        loop {
+            tokio::select! {
+                _ = stopping.changed() => return,
+                _ = sender.closed() => return,
+                woke = wake.recv() => match woke {
+                    Ok(topic) if topic == feed.topic => {}
+                    Err(RecvError::Lagged(_)) => {}
+                    // Another feed's topic: wait again without reading.
+                    Ok(_) => continue,
+                    Err(RecvError::Closed) => return,
+                },
+                _ = &mut poll_timer => {}
+                _ = tokio::time::sleep_until(next_heartbeat) => {
+                    if !sender.send((feed.heartbeat)()).await {
+                        return;
+                    }
+                    next_heartbeat = tokio::time::Instant::now() + heartbeat;
+                }
+            }
+            break;
+        }
+    }
 }

@@ -12,18 +12,14 @@ use orchestrator_core::api::{
     ExportFormat, IngestLogs, LogDetail, LogFilter, LogGroupBy, LogRow, SortOrder, Timestamp,
 };
 use orchestrator_core::logs::{Direction, LogKey, ResolvedFilter, StreamStart};
-use orchestrator_core::store::{Dialect, Topic};
+use orchestrator_core::store::Topic;
 use orchestrator_core::{Caller, ControlPlane, Error};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Duration;
-use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::watch;
 
 /// Body limit of `POST /logs/ingest` (1,000 entries with room for payloads).
 pub(crate) const INGEST_BODY_LIMIT: usize = 16 * 1024 * 1024;
-/// Rows read per query by streams and exports.
-const STREAM_BATCH: u32 = 200;
+/// Rows read per query by an export.
 const EXPORT_PAGE: u32 = 1000;
 
 pub(crate) async fn ingest(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
@@ -102,11 +98,28 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     };
     let key = app.core.log_stream_start(&caller, &filter, start).await?;
     let (sender, body) = sse::sse_channel(app.core.config().stream_slow_consumer_timeout);
-    tokio::spawn(follow_logs(
-        app.core.clone(),
-        caller,
-        filter,
+    let core = app.core.clone();
+    let read = move |key: LogKey| {
+        let (core, caller, filter) = (core.clone(), caller.clone(), filter.clone());
+        async move {
+            let rows = core
+                .read_logs_forward(&caller, &filter, key, sse::STREAM_BATCH, LogDetail::Full)
+                .await?;
+            Ok(rows
+                .into_iter()
+                .map(|(key, row)| (key, sse::frame(Some(&row.id), "log", &row)))
+                .collect())
+        }
+    };
+    let feed = sse::Feed {
+        topic: Topic::Logs,
         key,
+        read,
+        heartbeat: || sse::frame(None, "heartbeat", &json!({"ts": Timestamp::now()})),
+    };
+    tokio::spawn(sse::follow(
+        app.core.clone(),
+        feed,
         sender,
         app.stopping.clone(),
     ));
@@ -120,84 +133,6 @@ pub(crate) fn sse_reply(body: crate::response::Body) -> Reply {
             header::HeaderName::from_static("x-accel-buffering"),
             HeaderValue::from_static("no"),
         )
-}
-
-/// How often a stream re-reads without a wake-up: a safety net for missed
-/// notifications, and on PostgreSQL for rows held back by the high-water
-/// mark until an unrelated transaction ends.
-pub(crate) fn poll_interval(core: &ControlPlane) -> Duration {
-    match core.store().dialect() {
-        Dialect::Postgres => Duration::from_millis(500),
-        Dialect::Sqlite => Duration::from_secs(5),
-    }
-}
-
-async fn follow_logs(
-    core: ControlPlane,
-    caller: Caller,
-    filter: ResolvedFilter,
-    mut key: LogKey,
-    mut sender: Sender,
-    mut stopping: watch::Receiver<bool>,
-) {
-    // Subscribe before the first read so nothing committed in between is missed.
-    let mut wake = core.store().wakeups();
-    let heartbeat = core.config().stream_heartbeat;
-    let poll = poll_interval(&core);
-    let mut next_heartbeat = tokio::time::Instant::now() + heartbeat;
-    loop {
-        if *stopping.borrow() {
-            return;
-        }
-        loop {
-            let rows = match core
-                .read_logs_forward(&caller, &filter, key, STREAM_BATCH, LogDetail::Full)
-                .await
-            {
-                Ok(rows) => rows,
-                Err(e) => {
-                    tracing::warn!(error = %e, "log stream read failed");
-                    sender.finish_with(sse::frame(None, "error", &json!({"error": "read_failed"})));
-                    return;
-                }
-            };
-            let count = rows.len();
-            for (row_key, row) in rows {
-                if !sender.send(sse::frame(Some(&row.id), "log", &row)).await {
-                    return;
-                }
-                key = row_key;
-                next_heartbeat = tokio::time::Instant::now() + heartbeat;
-            }
-            if count < STREAM_BATCH as usize {
-                break;
-            }
-        }
-        // Wait for this topic's wake-up, the poll fallback or a heartbeat;
-        // then read again.
-        let poll_timer = tokio::time::sleep(poll);
-        tokio::pin!(poll_timer);
-        loop {
-            tokio::select! {
-                _ = stopping.changed() => return,
-                _ = sender.closed() => return,
-                woke = wake.recv() => match woke {
-                    Ok(Topic::Logs) | Err(RecvError::Lagged(_)) => {}
-                    // The other topic: wait again without reading.
-                    Ok(Topic::Events) => continue,
-                    Err(RecvError::Closed) => return,
-                },
-                _ = &mut poll_timer => {}
-                _ = tokio::time::sleep_until(next_heartbeat) => {
-                    if !sender.send(sse::frame(None, "heartbeat", &json!({"ts": Timestamp::now()}))).await {
-                        return;
-                    }
-                    next_heartbeat = tokio::time::Instant::now() + heartbeat;
-                }
-            }
-            break;
-        }
-    }
 }
 
 /// `GET /logs/export`: every row matching the filters, streamed page by
