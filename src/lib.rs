@@ -94,6 +94,8 @@ impl TestServer {
         config.core.max_connections = 5;
         config.core.bootstrap_admin_key = Some(admin_key.clone());
         config.core.bootstrap_service_key = Some(service_key.clone());
+        // Tests serve git repositories from local paths and loopback ports.
+        config.core.allow_private_network = true;
         configure(&mut config);
         let handle = orchestrator_server::start(config)
             .await
@@ -173,6 +175,34 @@ impl TestServer {
         if let Some(handle) = self.handle.take() {
             handle.shutdown().await;
         }
+    }
+
+    /// A one-stage playbook named `playbook` and a workspace named
+    /// `workspace`, made through the API: what a workflow launch needs.
+    pub async fn launch_fixtures(&self, playbook: &str, workspace: &str) -> (Uuid, Uuid) {
+        let admin = self.admin();
+        let playbook = admin
+            .playbooks()
+            .create(&orchestrator_client::api::playbooks::CreatePlaybook {
+                name: playbook.into(),
+                outcome: "done".into(),
+                definition: serde_json::json!({ "roles": [{ "name": "dev" }], "stages": [{ "name": "build" }] }),
+                slug: None,
+                description: None,
+                lifecycle: None,
+                request_id: None,
+            })
+            .await
+            .expect("create a playbook");
+        let workspace = admin
+            .workspaces()
+            .create(&orchestrator_client::api::workspaces::CreateWorkspace {
+                name: workspace.into(),
+                ..Default::default()
+            })
+            .await
+            .expect("create a workspace");
+        (playbook.id, workspace.id)
     }
 }
 

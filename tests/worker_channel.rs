@@ -124,6 +124,7 @@ async fn worker_channel_assigns_tasks_takes_heartbeats_and_signals_and_goes_offl
             status: Some("online".into()),
             current_task_id: Some(first.id),
             metrics: None,
+            containers: None,
         })
         .await
         .unwrap();

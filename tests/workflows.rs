@@ -364,7 +364,12 @@ async fn a_workflow_runs_from_launch_to_completed_through_an_orchestrator_and_a_
     assert!(feed.events.iter().any(|e| e.data["from_state"] == "claimed"
         && e.data["to_state"] == "in_progress"
         && e.data["agent_id"] == json!(dev_id)));
-    assert!(!feed.has_more && feed.next_after.is_none());
+    assert!(!feed.has_more);
+    assert_eq!(
+        feed.next_after,
+        feed.events.last().map(|e| e.id.to_string()),
+        "the last page names its last id too"
+    );
     let first = admin
         .workflows()
         .events(

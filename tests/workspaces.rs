@@ -238,7 +238,7 @@ async fn spec_versions_and_timeline() {
         )
         .await
         .unwrap_err();
-    assert_eq!(bad.status(), Some(400));
+    assert_eq!(bad.status(), Some(422), "a type fault is a schema error");
 
     admin
         .workspaces()

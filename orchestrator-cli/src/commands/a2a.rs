@@ -1,0 +1,133 @@
+//! `orch a2a card|submit|get|watch`: A2A task ingress.
+
+use crate::cli::{GlobalOpts, OutputFormat};
+use crate::commands::tasks::{IdArg, json_arg};
+use crate::config;
+use crate::output::{self, fields, opt};
+use clap::{Args, Subcommand};
+use futures_util::StreamExt;
+use orchestrator_client::api::{A2aTask, A2aTaskInput, SubmitA2aTask};
+use uuid::Uuid;
+
+#[derive(Debug, Subcommand)]
+pub enum A2aCommand {
+    /// Show the server's A2A agent card.
+    Card,
+    /// Submit a task the A2A way.
+    Submit(Box<SubmitArgs>),
+    /// Show a task's A2A view.
+    Get(IdArg),
+    /// Print a task's status changes until it ends.
+    Watch(WatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    #[arg(long)]
+    pub title: String,
+    /// The caller's own task id (kept as protocol-ingress metadata).
+    #[arg(long = "external-id")]
+    pub external_id: Option<String>,
+    #[arg(long)]
+    pub description: Option<String>,
+    #[arg(long = "type")]
+    pub task_type: Option<String>,
+    /// Any word; values the platform does not know become normal.
+    #[arg(long)]
+    pub priority: Option<String>,
+    #[arg(long)]
+    pub role: Option<String>,
+    #[arg(long)]
+    pub workflow: Option<Uuid>,
+    #[arg(long)]
+    pub workspace: Option<Uuid>,
+    /// The task input as JSON.
+    #[arg(long)]
+    pub input: Option<String>,
+    /// Extra protocol-ingress metadata as a JSON object.
+    #[arg(long)]
+    pub metadata: Option<String>,
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    pub id: Uuid,
+    /// Resume after this event id.
+    #[arg(long)]
+    pub after: Option<String>,
+}
+
+pub async fn run(global: &GlobalOpts, command: A2aCommand) -> anyhow::Result<()> {
+    let client = config::client(global)?;
+    match command {
+        A2aCommand::Card => {
+            let card = client.a2a().card().await?;
+            output::emit(global.format(), &card, || {
+                fields(&[
+                    ("protocol", card.protocol.clone()),
+                    ("protocol_version", card.protocol_version.clone()),
+                    ("name", card.name.clone()),
+                    ("authentication", card.authentication.kind.clone()),
+                    ("submit_task", card.endpoints.submit_task.clone()),
+                    ("get_task", card.endpoints.get_task.clone()),
+                    ("stream_task", card.endpoints.stream_task.clone()),
+                ])
+            });
+        }
+        A2aCommand::Submit(args) => {
+            let args = *args;
+            let request = SubmitA2aTask {
+                task: A2aTaskInput {
+                    id: args.external_id,
+                    title: args.title,
+                    description: args.description,
+                    task_type: args.task_type,
+                    priority: args.priority,
+                    workflow_id: args.workflow,
+                    workspace_id: args.workspace,
+                    role: args.role,
+                    input: json_arg(args.input)?,
+                    context: None,
+                    metadata: json_arg(args.metadata)?,
+                },
+                request_id: args.request_id,
+            };
+            show(global, &client.a2a().submit(&request).await?);
+        }
+        A2aCommand::Get(args) => show(global, &client.a2a().get(args.id).await?),
+        A2aCommand::Watch(args) => {
+            let mut stream = client.a2a().events(args.id, args.after);
+            while let Some(item) = stream.next().await {
+                let item = item?;
+                match global.format() {
+                    OutputFormat::Json => output::print_out(&serde_json::to_string(&item.event)?),
+                    OutputFormat::Table => output::print_out(&format!(
+                        "{} #{} {}",
+                        item.event.created_at,
+                        item.id.as_deref().unwrap_or("-"),
+                        item.event.status.as_str()
+                    )),
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn show(global: &GlobalOpts, task: &A2aTask) {
+    output::emit(global.format(), task, || {
+        fields(&[
+            ("id", task.id.to_string()),
+            ("status", task.status.as_str().to_owned()),
+            ("title", task.title.clone()),
+            (
+                "external_task_id",
+                opt(&task.metadata["protocol_ingress"]["external_task_id"].as_str()),
+            ),
+            ("created_at", task.created_at.to_string()),
+            ("updated_at", task.updated_at.to_string()),
+        ])
+    });
+}

@@ -1,0 +1,70 @@
+//! One module per resource; each verb has its own clap `Args`.
+
+pub mod agents;
+pub mod api_keys;
+pub mod bench;
+pub mod catalog;
+pub mod completions;
+pub mod environments;
+pub mod events;
+pub mod fleet;
+pub mod login;
+pub mod logs;
+pub mod playbooks;
+pub mod serve;
+pub mod tasks;
+pub mod tenants;
+pub mod worker;
+pub mod workflows;
+pub mod workspaces;
+
+// Integrations (A2A, ACP, claim credentials, remote MCP)
+pub mod a2a;
+pub mod acp;
+pub mod settings;
+
+use crate::cli::{Cli, Command};
+use crate::config;
+use crate::output::{self, fields, opt};
+
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    let global = cli.global;
+    match cli.command {
+        Command::Serve(args) => serve::run(args).await,
+        Command::Login(args) => login::run(&global, args).await,
+        Command::Whoami => {
+            let me = config::client(&global)?.auth().me().await?;
+            output::emit(global.format(), &me, || {
+                fields(&[
+                    ("scope", me.scope.to_string()),
+                    ("tenant_id", me.tenant_id.to_string()),
+                    ("owner_type", me.owner_type.clone()),
+                    ("owner_id", opt(&me.owner_id)),
+                    ("key_id", me.key_id.to_string()),
+                ])
+            });
+            Ok(())
+        }
+        Command::ApiKeys(command) => api_keys::run(&global, command).await,
+        Command::Tenants(command) => tenants::run(&global, command).await,
+        Command::Completions(args) => completions::run(args),
+        Command::Workflows(command) => workflows::run(&global, command).await,
+        Command::Tasks(command) => tasks::run(&global, command).await,
+        Command::Agents(command) => agents::run(&global, command).await,
+        Command::Workers(command) => agents::run_workers(&global, command).await,
+        Command::Bench(args) => bench::run(&global, args).await,
+        Command::Logs(command) => logs::run(&global, command).await,
+        Command::Events(command) => events::run(&global, command).await,
+        Command::Playbooks(command) => playbooks::run(&global, command).await,
+        Command::Workspaces(command) => workspaces::run(&global, command).await,
+        Command::Catalog(command) => catalog::run(&global, command).await,
+        // Execution environments, fleet and the worker (issue 11)
+        Command::Envs(command) => environments::run(&global, command).await,
+        Command::Fleet(command) => fleet::run(&global, command).await,
+        Command::Worker(command) => worker::run(&global, command).await,
+        // Integrations (A2A, ACP, claim credentials, remote MCP)
+        Command::A2a(command) => a2a::run(&global, command).await,
+        Command::Acp(command) => acp::run(&global, command).await,
+        Command::Settings(command) => settings::run(&global, command).await,
+    }
+}

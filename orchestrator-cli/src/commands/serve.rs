@@ -1,0 +1,121 @@
+//! `orch serve`: runs the control plane in this process.
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use orchestrator_server::ServerConfig;
+use std::io::IsTerminal;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "ORCH_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// `postgres://...` for PostgreSQL (several replicas may share it);
+    /// default: an embedded SQLite file in the data directory.
+    #[arg(long, env = "ORCH_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Where the embedded database lives (default: the user's data directory).
+    #[arg(long, env = "ORCH_DATA_DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Requests a minute per API key; 0 turns the limiter off.
+    #[arg(long, env = "ORCH_RATE_LIMIT_PER_MINUTE", default_value_t = orchestrator_server::config::DEFAULT_RATE_LIMIT_PER_MINUTE)]
+    pub rate_limit_per_minute: u32,
+    /// Database connections to keep at most.
+    #[arg(long, env = "ORCH_MAX_CONNECTIONS", default_value_t = 10)]
+    pub max_connections: u32,
+    /// Log format on stderr.
+    #[arg(long, env = "ORCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+    /// A directory that replaces the bundled community playbook catalog.
+    #[arg(long, env = "ORCH_CATALOG_DIR")]
+    pub catalog_dir: Option<PathBuf>,
+    /// Seconds between liveness sweeps (silent agents and workers, task
+    /// timeouts).
+    #[arg(long, env = "ORCH_LIVENESS_INTERVAL_SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub liveness_interval_seconds: u64,
+    /// Seconds an inactive agent's task stays held before it is released.
+    #[arg(long, env = "ORCH_LIVENESS_GRACE_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=86400))]
+    pub liveness_grace_seconds: u64,
+    /// Let verify-git-access reach loopback, link-local and private
+    /// addresses and file:// paths.
+    #[arg(long, env = "ORCH_ALLOW_PRIVATE_NETWORK", default_value_t = false, action = clap::ArgAction::Set)]
+    pub allow_private_network: bool,
+    /// A directory that replaces the bundled execution environment catalog.
+    #[arg(long, env = "ORCH_ENV_CATALOG_DIR")]
+    pub env_catalog_dir: Option<PathBuf>,
+    /// Where environment verification runs: `container` (docker or podman
+    /// on PATH) or `host` (the server's own shell).
+    #[arg(long, env = "ORCH_PROBE", value_enum, default_value_t = Probe::Container)]
+    pub probe: Probe,
+    /// A second address serving the dashboard (and the API it calls), for
+    /// example 127.0.0.1:3000; off by default (the dashboard is always at
+    /// `/` on --listen).
+    #[arg(long, env = "ORCH_DASHBOARD_LISTEN")]
+    pub dashboard_listen: Option<SocketAddr>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Probe {
+    Container,
+    Host,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_tracing(args.log_format);
+    let database_url = match args.database_url {
+        Some(url) => url,
+        None => {
+            let dir = match args.data_dir {
+                Some(dir) => dir,
+                None => dirs::data_dir()
+                    .context("no data directory on this system; pass --data-dir")?
+                    .join("orch"),
+            };
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+            ServerConfig::sqlite_url(&dir)
+        }
+    };
+    let mut config = ServerConfig::new(args.listen, database_url);
+    config.rate_limit_per_minute = args.rate_limit_per_minute;
+    config.core.max_connections = args.max_connections;
+    config.core.secret_key = env_nonempty("ORCH_SECRET_KEY");
+    config.core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");
+    config.core.bootstrap_service_key = env_nonempty("ORCH_BOOTSTRAP_SERVICE_KEY");
+    config.core.catalog_dir = args.catalog_dir;
+    config.core.liveness_interval = std::time::Duration::from_secs(args.liveness_interval_seconds);
+    config.core.liveness_grace = std::time::Duration::from_secs(args.liveness_grace_seconds);
+    config.core.allow_private_network = args.allow_private_network;
+    config.core.env_catalog_dir = args.env_catalog_dir;
+    config.core.host_probe = args.probe == Probe::Host;
+    config.dashboard_listen = args.dashboard_listen;
+    orchestrator_server::serve(config).await?;
+    Ok(())
+}
+
+fn env_nonempty(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn init_tracing(format: LogFormat) {
+    let filter =
+        EnvFilter::try_from_env("ORCH_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(colour);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}

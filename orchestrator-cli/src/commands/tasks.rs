@@ -1,0 +1,354 @@
+//! `orch tasks list|get|create|claim|start|complete|fail|retry|skip|reassign|escalate|cancel`.
+
+use crate::cli::{GlobalOpts, PageArgs};
+use crate::config;
+use crate::output::{self, fields, opt, table};
+use clap::{Args, Subcommand};
+use orchestrator_client::TaskOperation;
+use orchestrator_client::api::{
+    ClaimTask, CompleteTask, CreateTask, FailTask, Priority, StartTask, Task, TaskAction,
+    TaskError, TaskFilter, TaskKind, TaskState,
+};
+use uuid::Uuid;
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// List tasks, newest first.
+    List(ListArgs),
+    /// Show one task.
+    Get(IdArg),
+    /// Create a pending task.
+    Create(CreateArgs),
+    /// Claim the next task for an agent (prints nothing and exits 0 when none).
+    Claim(ClaimArgs),
+    /// Start a claimed task (as its agent).
+    Start(ActorArgs),
+    /// Complete a task (as its agent).
+    Complete(CompleteArgs),
+    /// Fail a task (as its agent, or admin).
+    Fail(FailArgs),
+    /// Put a failed, cancelled or assessed task back to pending (admin).
+    Retry(ReasonArgs),
+    /// Complete a task without doing it (admin).
+    Skip(ReasonArgs),
+    /// Release a task to pending, optionally for one agent (admin).
+    Reassign(ReassignArgs),
+    /// Escalate a held task (admin).
+    Escalate(ReasonArgs),
+    /// Cancel a task (admin).
+    Cancel(ReasonArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IdArg {
+    pub id: Uuid,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long)]
+    pub state: Option<String>,
+    #[arg(long)]
+    pub workflow: Option<Uuid>,
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    #[arg(long)]
+    pub title: String,
+    #[arg(long = "type", default_value = "code")]
+    pub task_type: String,
+    #[arg(long)]
+    pub description: Option<String>,
+    /// critical, high, normal or low.
+    #[arg(long)]
+    pub priority: Option<String>,
+    #[arg(long)]
+    pub role: Option<String>,
+    #[arg(long)]
+    pub workflow: Option<Uuid>,
+    #[arg(long)]
+    pub work_item: Option<Uuid>,
+    #[arg(long)]
+    pub orchestrator: bool,
+    /// The task input as JSON.
+    #[arg(long)]
+    pub input: Option<String>,
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimArgs {
+    #[arg(long)]
+    pub agent: Uuid,
+    #[arg(long)]
+    pub workflow: Option<Uuid>,
+    #[arg(long)]
+    pub include_context: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ActorArgs {
+    pub id: Uuid,
+    /// The acting agent (only for keys not bound to an agent).
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompleteArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+    /// The task's output as JSON (`--result '{"ok":true}'`).
+    #[arg(long)]
+    pub result: Option<String>,
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct FailArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+    #[arg(long)]
+    pub message: Option<String>,
+    #[arg(long)]
+    pub category: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReasonArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReassignArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub reason: String,
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+}
+
+pub(crate) fn json_arg(text: Option<String>) -> anyhow::Result<Option<serde_json::Value>> {
+    text.map(|t| serde_json::from_str(&t).map_err(|e| anyhow::anyhow!("not JSON: {e}")))
+        .transpose()
+}
+
+pub(crate) fn task_row(t: &Task) -> Vec<String> {
+    vec![
+        t.id.to_string(),
+        t.title.clone(),
+        t.state.to_string(),
+        t.priority.as_str().to_owned(),
+        t.task_kind.as_str().to_owned(),
+        opt(&t.assigned_agent_id),
+    ]
+}
+
+fn show(global: &GlobalOpts, t: &Task) {
+    output::emit(global.format(), t, || {
+        fields(&[
+            ("id", t.id.to_string()),
+            ("title", t.title.clone()),
+            ("state", t.state.to_string()),
+            ("priority", t.priority.as_str().to_owned()),
+            ("kind", t.task_kind.as_str().to_owned()),
+            ("role", opt(&t.role)),
+            ("workflow_id", opt(&t.workflow_id)),
+            ("assigned_agent_id", opt(&t.assigned_agent_id)),
+            ("retry_count", t.retry_count.to_string()),
+            (
+                "output",
+                t.output.as_ref().map_or("-".into(), |v| v.to_string()),
+            ),
+            (
+                "error",
+                t.error.as_ref().map_or("-".into(), |v| v.to_string()),
+            ),
+        ])
+    });
+}
+
+pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<()> {
+    let client = config::client(global)?;
+    let tasks = client.tasks();
+    let task = match command {
+        TasksCommand::List(args) => {
+            let state = match args.state.as_deref() {
+                Some(s) => {
+                    Some(TaskState::parse(s).ok_or_else(|| anyhow::anyhow!("unknown state {s}"))?)
+                }
+                None => None,
+            };
+            let filter = TaskFilter {
+                state,
+                workflow_id: args.workflow,
+                assigned_agent_id: args.agent,
+                ..Default::default()
+            };
+            let page = tasks.list(&filter, args.page.request()).await?;
+            output::emit(global.format(), &page, || {
+                let mut t = table(&["id", "title", "state", "priority", "kind", "agent"]);
+                for task in &page.items {
+                    t.add_row(task_row(task));
+                }
+                t
+            });
+            return Ok(());
+        }
+        TasksCommand::Get(args) => tasks.get(args.id).await?,
+        TasksCommand::Create(args) => {
+            let priority = match args.priority.as_deref() {
+                Some(p) => Some(Priority::parse(p).ok_or_else(|| {
+                    anyhow::anyhow!("priority must be critical, high, normal or low")
+                })?),
+                None => None,
+            };
+            tasks
+                .create(&CreateTask {
+                    title: args.title,
+                    task_type: args.task_type,
+                    description: args.description,
+                    priority,
+                    role: args.role,
+                    workflow_id: args.workflow,
+                    work_item_id: args.work_item,
+                    task_kind: args.orchestrator.then_some(TaskKind::Orchestrator),
+                    input: json_arg(args.input)?,
+                    request_id: args.request_id,
+                    ..Default::default()
+                })
+                .await?
+        }
+        TasksCommand::Claim(args) => {
+            match tasks
+                .claim(&ClaimTask {
+                    agent_id: args.agent,
+                    workflow_id: args.workflow,
+                    include_context: args.include_context,
+                    ..Default::default()
+                })
+                .await?
+            {
+                Some(task) => task,
+                None => {
+                    eprintln!("nothing to claim");
+                    return Ok(());
+                }
+            }
+        }
+        TasksCommand::Start(args) => {
+            tasks
+                .start(
+                    args.id,
+                    &StartTask {
+                        agent_id: args.agent,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::Complete(args) => {
+            tasks
+                .complete(
+                    args.id,
+                    &CompleteTask {
+                        agent_id: args.agent,
+                        output: json_arg(args.result)?,
+                        request_id: args.request_id,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::Fail(args) => {
+            tasks
+                .fail(
+                    args.id,
+                    &FailTask {
+                        agent_id: args.agent,
+                        error: Some(TaskError {
+                            category: args.category,
+                            message: args.message,
+                            recoverable: None,
+                        }),
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::Retry(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::Retry,
+                    &TaskAction {
+                        reason: args.reason,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::Skip(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::Skip,
+                    &TaskAction {
+                        reason: args.reason,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::Escalate(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::Escalate,
+                    &TaskAction {
+                        reason: args.reason,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::Cancel(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::Cancel,
+                    &TaskAction {
+                        reason: args.reason,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::Reassign(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::Reassign,
+                    &TaskAction {
+                        reason: Some(args.reason),
+                        preferred_agent_id: args.agent,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+    };
+    show(global, &task);
+    Ok(())
+}

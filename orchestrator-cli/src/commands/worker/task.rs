@@ -1,0 +1,390 @@
+//! One assigned task: start it, run the command (on the host, or in the
+//! environment's image through docker/podman), stream its output lines to
+//! `POST /logs/ingest` in batches (source `task_container`), then complete
+//! it with the last stdout line or fail it with the exit code. A
+//! `cancel_task` signal or the task's timeout kills the process.
+
+use super::Shared;
+use anyhow::{Context, bail};
+use orchestrator_client::Client;
+use orchestrator_client::api::environments::{EnvironmentFilter, ExecutionEnvironment};
+use orchestrator_client::api::{
+    CompleteTask, FailTask, LogCategory, LogLevel, LogSource, NewLogEntry, PageRequest, StartTask,
+    Task, TaskError, Timestamp,
+};
+use serde_json::{Value, json};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::Command;
+use tokio::sync::{mpsc, oneshot};
+use uuid::Uuid;
+
+/// Log lines sent in one ingest call at most.
+const BATCH: usize = 200;
+/// How long a line may wait for its batch.
+const FLUSH_EVERY: Duration = Duration::from_millis(300);
+
+/// Running tasks as the heartbeats report them, and their cancel switch.
+pub(crate) struct Running {
+    pub process_id: String,
+    pub title: String,
+    pub started_at: Timestamp,
+    cancel: Option<oneshot::Sender<()>>,
+}
+
+impl Running {
+    pub fn cancel(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+    }
+}
+
+/// How tasks run inside an execution environment's image.
+pub(crate) struct ContainerRun {
+    pub runtime: String,
+    pub image: String,
+    cpu: String,
+    memory: String,
+}
+
+impl ContainerRun {
+    /// Looks the environment up (id or name) and finds docker or podman on
+    /// PATH; refuses clearly when either is missing.
+    pub async fn resolve(admin: &Client, wanted: &str) -> anyhow::Result<Self> {
+        let environment: ExecutionEnvironment = match wanted.parse::<Uuid>() {
+            Ok(id) => admin.environments().get(id).await?,
+            Err(_) => admin
+                .environments()
+                .list(
+                    &EnvironmentFilter {
+                        q: Some(wanted.to_owned()),
+                        ..Default::default()
+                    },
+                    PageRequest::new(1, 100),
+                )
+                .await?
+                .items
+                .into_iter()
+                .find(|e| e.name.eq_ignore_ascii_case(wanted))
+                .with_context(|| format!("no execution environment named `{wanted}`"))?,
+        };
+        let Some(runtime) = ["docker", "podman"].into_iter().find(|name| on_path(name)) else {
+            bail!(
+                "--env {wanted} runs tasks in the image {} and needs docker or podman on PATH; \
+                 neither was found (run without --env to use this machine's shell)",
+                environment.image
+            );
+        };
+        Ok(Self {
+            runtime: runtime.to_owned(),
+            image: environment.image,
+            cpu: environment.cpu,
+            memory: environment.memory.replace("i", "").to_lowercase(),
+        })
+    }
+}
+
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+}
+
+pub(crate) struct TaskRun {
+    shared: Arc<Shared>,
+    agent_id: Uuid,
+    task: Task,
+}
+
+/// How the process ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    Cancelled,
+    TimedOut,
+}
+
+impl TaskRun {
+    pub fn new(shared: Arc<Shared>, agent_id: Uuid, task: Task) -> Self {
+        Self {
+            shared,
+            agent_id,
+            task,
+        }
+    }
+
+    fn command(&self, credential: &str) -> Command {
+        let env = [
+            ("ORCH_TASK_ID", self.task.id.to_string()),
+            (
+                "ORCH_WORKFLOW_ID",
+                self.task
+                    .workflow_id
+                    .map(|w| w.to_string())
+                    .unwrap_or_default(),
+            ),
+            ("ORCH_URL", self.shared.url.clone()),
+            ("ORCH_API_KEY", credential.to_owned()),
+        ];
+        let argv = &self.shared.command;
+        let mut command = match &self.shared.container {
+            None => {
+                let mut command = Command::new(&argv[0]);
+                command.args(&argv[1..]).envs(env);
+                command
+            }
+            Some(container) => {
+                let mut command = Command::new(&container.runtime);
+                command
+                    .args(["run", "--rm", "-i", "--name"])
+                    .arg(format!("orch-task-{}", self.task.id))
+                    .args(["--cpus", &container.cpu, "--memory", &container.memory]);
+                for (key, value) in env {
+                    command.arg("-e").arg(format!("{key}={value}"));
+                }
+                command.arg(&container.image).args(argv);
+                command
+            }
+        };
+        // Its own process group, so a kill reaches what the command started.
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        command
+    }
+
+    async fn report_failure(&self, category: &str, message: String, recoverable: bool) {
+        let fail = FailTask {
+            error: Some(TaskError {
+                category: Some(category.into()),
+                message: Some(message),
+                recoverable: Some(recoverable),
+            }),
+            agent_id: Some(self.agent_id),
+            worker_id: Some(self.shared.worker_id),
+            request_id: None,
+        };
+        if let Err(e) = self.shared.worker.tasks().fail(self.task.id, &fail).await {
+            eprintln!("task {}: cannot record the failure: {e}", self.task.id);
+        }
+    }
+
+    /// Runs the task to its end; every outcome is reported to the server.
+    pub async fn execute(self) {
+        let id = self.task.id;
+        let start = StartTask {
+            agent_id: Some(self.agent_id),
+            worker_id: Some(self.shared.worker_id),
+            request_id: None,
+        };
+        if let Err(e) = self.shared.worker.tasks().start(id, &start).await {
+            eprintln!("task {id}: cannot start it: {e}");
+            return;
+        }
+        eprintln!("task {id} ({}): running", self.task.title);
+        let credential = self
+            .shared
+            .credentials
+            .get(&self.agent_id)
+            .unwrap_or(&self.shared.worker_key)
+            .clone();
+        let mut child = match self.command(&credential).spawn() {
+            Ok(child) => child,
+            Err(e) => {
+                let message = format!("cannot run {}: {e}", self.shared.command[0]);
+                self.report_failure("spawn", message, false).await;
+                return;
+            }
+        };
+        let (cancel, cancelled) = oneshot::channel();
+        let process_id = match &self.shared.container {
+            Some(_) => format!("orch-task-{id}"),
+            None => format!("pid:{}", child.id().unwrap_or_default()),
+        };
+        self.shared.running.lock().expect("lock").insert(
+            id,
+            Running {
+                process_id,
+                title: self.task.title.clone(),
+                started_at: Timestamp::now(),
+                cancel: Some(cancel),
+            },
+        );
+        self.shared.changed.notify_one();
+        if let Some(mut stdin) = child.stdin.take() {
+            let input = serde_json::to_vec(&self.task).unwrap_or_default();
+            // A command that does not read its stdin is fine.
+            let _ = stdin.write_all(&input).await;
+        }
+        let (lines, received) = mpsc::unbounded_channel();
+        let readers = [
+            child
+                .stdout
+                .take()
+                .map(|s| read_lines(s, "stdout", lines.clone())),
+            child
+                .stderr
+                .take()
+                .map(|s| read_lines(s, "stderr", lines.clone())),
+        ];
+        drop(lines);
+        let shipper = tokio::spawn(ship_logs(
+            self.shared.worker.clone(),
+            self.task.clone(),
+            received,
+        ));
+        let timeout = Duration::from_secs(60 * self.task.timeout_minutes.max(1) as u64);
+        let ending = tokio::select! {
+            status = child.wait() => match status {
+                Ok(status) => Ending::Exited(status),
+                Err(_) => Ending::Cancelled,
+            },
+            _ = cancelled => Ending::Cancelled,
+            _ = tokio::time::sleep(timeout) => Ending::TimedOut,
+        };
+        if !matches!(ending, Ending::Exited(_)) {
+            if let Some(pid) = child.id() {
+                // The whole group: a shell's children hold the output pipes.
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pid}")])
+                    .output()
+                    .await;
+            }
+            let _ = child.kill().await;
+            if let Some(container) = &self.shared.container {
+                let _ = Command::new(&container.runtime)
+                    .args(["rm", "-f", &format!("orch-task-{id}")])
+                    .output()
+                    .await;
+            }
+        }
+        for reader in readers.into_iter().flatten() {
+            // A background process that kept the pipes open must not hold
+            // the task's end.
+            let abort = reader.abort_handle();
+            if tokio::time::timeout(Duration::from_secs(5), reader)
+                .await
+                .is_err()
+            {
+                abort.abort();
+            }
+        }
+        let last_line = shipper.await.unwrap_or_default();
+        self.shared.running.lock().expect("lock").remove(&id);
+        self.shared.changed.notify_one();
+        match ending {
+            Ending::Exited(status) if status.success() => {
+                let output = match last_line {
+                    Some(line) => serde_json::from_str::<Value>(&line)
+                        .unwrap_or_else(|_| json!({ "text": line })),
+                    None => json!({ "text": "" }),
+                };
+                let complete = CompleteTask {
+                    output: Some(output),
+                    agent_id: Some(self.agent_id),
+                    worker_id: Some(self.shared.worker_id),
+                    ..Default::default()
+                };
+                match self.shared.worker.tasks().complete(id, &complete).await {
+                    Ok(_) => eprintln!("task {id}: completed"),
+                    Err(e) => eprintln!("task {id}: cannot complete it: {e}"),
+                }
+            }
+            Ending::Exited(status) => {
+                let message = match status.code() {
+                    Some(code) => format!("{} exited with status {code}", self.shared.command[0]),
+                    None => format!("{} was killed by a signal", self.shared.command[0]),
+                };
+                eprintln!("task {id}: {message}");
+                self.report_failure("exit_code", message, true).await;
+            }
+            Ending::Cancelled => {
+                eprintln!("task {id}: cancelled");
+                let message = "the process was stopped by a cancel_task signal".to_owned();
+                self.report_failure("cancelled", message, false).await;
+            }
+            Ending::TimedOut => {
+                let message = format!(
+                    "the process ran past the task's timeout of {} minute(s)",
+                    self.task.timeout_minutes
+                );
+                self.report_failure("timeout", message, true).await;
+            }
+        }
+    }
+}
+
+fn read_lines(
+    stream: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    name: &'static str,
+    lines: mpsc::UnboundedSender<(&'static str, String)>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(stream).lines();
+        while let Ok(Some(line)) = reader.next_line().await {
+            if lines.send((name, line)).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// Sends the output lines in batches; answers the last non-empty stdout
+/// line.
+async fn ship_logs(
+    worker: Client,
+    task: Task,
+    mut lines: mpsc::UnboundedReceiver<(&'static str, String)>,
+) -> Option<String> {
+    let mut last = None;
+    let mut batch: Vec<NewLogEntry> = Vec::new();
+    let mut open = true;
+    while open {
+        let deadline = tokio::time::sleep(FLUSH_EVERY);
+        tokio::pin!(deadline);
+        while batch.len() < BATCH {
+            tokio::select! {
+                line = lines.recv() => match line {
+                    Some((stream, line)) => {
+                        if stream == "stdout" && !line.trim().is_empty() {
+                            last = Some(line.clone());
+                        }
+                        batch.push(entry(&task, stream, line));
+                    }
+                    None => {
+                        open = false;
+                        break;
+                    }
+                },
+                _ = &mut deadline => break,
+            }
+        }
+        if !batch.is_empty()
+            && let Err(e) = worker.logs().ingest(std::mem::take(&mut batch)).await
+        {
+            eprintln!("task {}: log lines lost: {e}", task.id);
+        }
+    }
+    last
+}
+
+fn entry(task: &Task, stream: &str, line: String) -> NewLogEntry {
+    let mut entry = NewLogEntry::new(LogCategory::Tool, format!("task.{stream}"));
+    entry.source = Some(LogSource::TaskContainer);
+    entry.level = Some(if stream == "stderr" {
+        LogLevel::Warn
+    } else {
+        LogLevel::Info
+    });
+    entry.task_id = Some(task.id);
+    entry.workflow_id = task.workflow_id;
+    entry.workspace_id = task.workspace_id;
+    entry.work_item_id = task.work_item_id;
+    entry.stage_name = task.stage_name.clone();
+    entry.payload = Some(json!({ "stream": stream, "line": line }));
+    entry
+}

@@ -1,0 +1,354 @@
+//! `orch worker run` against a real server, with a small shell script as
+//! the command: a completed task (output from the last stdout line, logs
+//! shipped), a failed task (exit code), a cancelled task (cancel_task
+//! signal) and a drain that lets the running task finish.
+
+use orchestrator_client::Client;
+use orchestrator_client::api::fleet::ContainerFilter;
+use orchestrator_client::api::{
+    CreateTask, LogFilter, LogQuery, LogSource, PageRequest, SignalKind, SignalWorker, Task,
+    TaskState,
+};
+use orchestrator_tests::TestServer;
+use serde_json::json;
+use std::path::Path;
+use std::time::Duration;
+use tokio::process::{Child, Command};
+use uuid::Uuid;
+
+mod common;
+
+use common::eventually;
+
+const SCRIPT: &str = r#"#!/bin/sh
+input=$(cat)
+case "$input" in
+  *'"title":"fail'*) echo "about to fail" >&2; exit 3 ;;
+  *'"title":"slow'*) sleep 30 ;;
+  *'"title":"short'*) sleep 2 ;;
+esac
+echo "working on $ORCH_TASK_ID at $ORCH_URL"
+[ -n "$ORCH_API_KEY" ] || exit 9
+echo "{\"done\": true, \"task\": \"$ORCH_TASK_ID\"}"
+"#;
+
+fn spawn_worker(server: &TestServer, dir: &Path, name: &str) -> Child {
+    let script = dir.join("task.sh");
+    std::fs::write(&script, SCRIPT).unwrap();
+    Command::new(common::ORCH)
+        .args([
+            "worker",
+            "run",
+            "--name",
+            name,
+            "--tag",
+            "role:sh",
+            "--concurrency",
+            "2",
+        ])
+        .arg("--")
+        .arg("sh")
+        .arg(&script)
+        .env("ORCH_URL", &server.url)
+        .env("ORCH_API_KEY", &server.admin_key)
+        .env("ORCH_CONFIG", "/nonexistent/orch-config.json")
+        .kill_on_drop(true)
+        .spawn()
+        .expect("orch worker run starts")
+}
+
+fn task(title: &str) -> CreateTask {
+    CreateTask {
+        title: title.into(),
+        task_type: "code".into(),
+        role: Some("sh".into()),
+        ..Default::default()
+    }
+}
+
+async fn wait_for(admin: &Client, id: Uuid, done: impl Fn(&Task) -> bool) -> Task {
+    eventually("the task's state", async || {
+        done(&admin.tasks().get(id).await.unwrap())
+    })
+    .await;
+    admin.tasks().get(id).await.unwrap()
+}
+
+async fn worker_id(admin: &Client, name: &str) -> Uuid {
+    let online = async || {
+        let workers = admin.fleet().workers().await.unwrap();
+        workers
+            .into_iter()
+            .find(|w| w.name == name && w.status == "online")
+            .map(|w| w.worker_id)
+    };
+    eventually("the worker comes online", async || online().await.is_some()).await;
+    online().await.unwrap()
+}
+
+/// How many containers the fleet reports for `task_id`.
+async fn reported(admin: &Client, task_id: Uuid) -> u64 {
+    let filter = ContainerFilter {
+        task_id: Some(task_id),
+        ..Default::default()
+    };
+    admin
+        .fleet()
+        .containers(&filter, PageRequest::default())
+        .await
+        .unwrap()
+        .total
+}
+
+#[tokio::test]
+async fn worker_run_completes_fails_and_cancels_tasks() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = spawn_worker(&server, dir.path(), "sh-box");
+    let worker_id = worker_id(&admin, "sh-box").await;
+
+    let ok = admin.tasks().create(&task("ok")).await.unwrap();
+    let done = wait_for(&admin, ok.id, |t| t.state.is_done()).await;
+    assert_eq!(done.state, TaskState::Completed, "{:?}", done.error);
+    assert_eq!(
+        done.output,
+        Some(json!({"done": true, "task": ok.id.to_string()}))
+    );
+    let lines = async || {
+        let logs = admin
+            .logs()
+            .query(&LogQuery {
+                filter: LogFilter {
+                    task_id: Some(ok.id),
+                    source: Some(LogSource::TaskContainer),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        logs.items
+            .iter()
+            .filter_map(|r| r.payload.as_ref()?["line"].as_str().map(str::to_owned))
+            .collect::<Vec<String>>()
+    };
+    eventually("task_container logs", async || lines().await.len() == 2).await;
+    assert!(lines().await.iter().any(|l| l.starts_with("working on")));
+
+    let failing = admin.tasks().create(&task("fail")).await.unwrap();
+    let failed = wait_for(&admin, failing.id, |t| t.state.is_done()).await;
+    assert_eq!(failed.state, TaskState::Failed);
+    let error = failed.error.unwrap();
+    assert_eq!(error["category"], "exit_code", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("status 3"),
+        "{error}"
+    );
+    assert_eq!(error["recoverable"], true);
+
+    let slow = admin.tasks().create(&task("slow")).await.unwrap();
+    wait_for(&admin, slow.id, |t| t.state == TaskState::InProgress).await;
+    // Its process shows in the fleet views once a heartbeat reports it.
+    eventually("the running process is reported", async || {
+        reported(&admin, slow.id).await == 1
+    })
+    .await;
+    admin
+        .workers()
+        .signal(
+            worker_id,
+            &SignalWorker {
+                signal: SignalKind::CancelTask,
+                task_id: Some(slow.id),
+            },
+        )
+        .await
+        .unwrap();
+    let cancelled = wait_for(&admin, slow.id, |t| t.state.is_done()).await;
+    assert_eq!(cancelled.state, TaskState::Failed);
+    assert_eq!(cancelled.error.unwrap()["category"], "cancelled");
+    // Once it ended, the next heartbeat no longer reports it.
+    eventually("the cancelled process is no longer reported", async || {
+        reported(&admin, slow.id).await == 0
+    })
+    .await;
+    worker.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn drain_finishes_the_running_task_and_stops_claiming() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = spawn_worker(&server, dir.path(), "drain-box");
+    let worker_id = worker_id(&admin, "drain-box").await;
+    let short = admin.tasks().create(&task("short")).await.unwrap();
+    wait_for(&admin, short.id, |t| t.state == TaskState::InProgress).await;
+    // The running process shows in the live containers.
+    eventually("the running task is reported live", async || {
+        let live = admin.fleet().live_containers().await.unwrap();
+        live.iter()
+            .any(|c| c.task_id == Some(short.id) && c.id.starts_with("pid:") && c.name == "short")
+    })
+    .await;
+    admin
+        .workers()
+        .signal(
+            worker_id,
+            &SignalWorker {
+                signal: SignalKind::Drain,
+                task_id: None,
+            },
+        )
+        .await
+        .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), worker.wait())
+        .await
+        .expect("the worker exits after draining")
+        .unwrap();
+    assert!(status.success());
+    let finished = admin.tasks().get(short.id).await.unwrap();
+    assert_eq!(finished.state, TaskState::Completed, "{:?}", finished.error);
+    let later = admin.tasks().create(&task("later")).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        admin.tasks().get(later.id).await.unwrap().state,
+        TaskState::Pending,
+        "a drained worker claims nothing"
+    );
+}
+
+/// The README walk-through: a catalog playbook's workflow completes with
+/// `orch worker run -- examples/worker_task.sh` and `orch workflows launch
+/// --watch` (the example needs curl and jq).
+#[tokio::test]
+async fn the_readme_walk_through_completes_a_catalog_workflow() {
+    let server = TestServer::start().await;
+    let env = [
+        ("ORCH_URL", server.url.as_str()),
+        ("ORCH_API_KEY", server.admin_key.as_str()),
+    ];
+    let ok = |output: std::process::Output| {
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    ok(common::orch_with(&["catalog", "import", "feature-delivery"], &env).await);
+    ok(common::orch_with(&["workspaces", "create", "--name", "demo"], &env).await);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/worker_task.sh");
+    let mut worker = Command::new(common::ORCH)
+        .args(["worker", "run", "--name", "laptop", "--"])
+        .arg(&script)
+        .env("ORCH_URL", &server.url)
+        .env("ORCH_API_KEY", &server.admin_key)
+        .env("ORCH_CONFIG", "/nonexistent/orch-config.json")
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let launched = tokio::time::timeout(
+        Duration::from_secs(45),
+        common::orch_with(
+            &[
+                "workflows",
+                "launch",
+                "--playbook",
+                "feature-delivery",
+                "--workspace",
+                "demo",
+                "--name",
+                "First run",
+                "--watch",
+                "-o",
+                "json",
+            ],
+            &env,
+        ),
+    )
+    .await
+    .expect("the workflow finishes");
+    let text = ok(launched);
+    assert!(text.contains("\"completed\""), "{text}");
+    let admin = server.admin();
+    let tasks = admin
+        .tasks()
+        .list(&Default::default(), PageRequest::default())
+        .await
+        .unwrap();
+    assert!(
+        tasks.total >= 2,
+        "the orchestrator task planned stage tasks"
+    );
+    assert!(tasks.items.iter().all(|t| t.state == TaskState::Completed));
+    worker.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn env_without_a_container_runtime_is_refused_clearly() {
+    let server = TestServer::start().await;
+    server
+        .admin()
+        .environments()
+        .create(
+            &orchestrator_client::api::environments::CreateExecutionEnvironment {
+                name: "Runner".into(),
+                image: "debian:bookworm-slim".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let output = Command::new(common::ORCH)
+        .args([
+            "worker", "run", "--name", "boxed", "--env", "runner", "--", "true",
+        ])
+        .env("ORCH_URL", &server.url)
+        .env("ORCH_API_KEY", &server.admin_key)
+        .env("ORCH_CONFIG", "/nonexistent/orch-config.json")
+        .env("PATH", "/nonexistent")
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("needs docker or podman"), "{stderr}");
+    assert_eq!(
+        server
+            .admin()
+            .workers()
+            .list(PageRequest::default())
+            .await
+            .unwrap()
+            .total,
+        0,
+        "nothing was registered"
+    );
+}
+
+#[tokio::test]
+async fn ctrl_c_lets_the_running_task_finish_then_exits() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = spawn_worker(&server, dir.path(), "int-box");
+    worker_id(&admin, "int-box").await;
+    let short = admin.tasks().create(&task("short")).await.unwrap();
+    wait_for(&admin, short.id, |t| t.state == TaskState::InProgress).await;
+    let pid = worker.id().unwrap().to_string();
+    let sent = Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(sent.success());
+    let status = tokio::time::timeout(Duration::from_secs(20), worker.wait())
+        .await
+        .expect("the worker exits after its task")
+        .unwrap();
+    assert!(status.success());
+    let finished = admin.tasks().get(short.id).await.unwrap();
+    assert_eq!(finished.state, TaskState::Completed, "{:?}", finished.error);
+}

@@ -1,0 +1,64 @@
+//! # orchestrator-client
+//!
+//! A typed async SDK for the orch control-plane API.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), orchestrator_client::Error> {
+//! let client = orchestrator_client::Client::new("http://127.0.0.1:8080")?.with_api_key("orch_admin_...");
+//! let me = client.auth().me().await?;
+//! println!("{} in tenant {}", me.scope, me.tenant_id);
+//! let keys = client.api_keys().list(Default::default()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every route is one method on a per-resource accessor (`client.auth()`,
+//! `client.api_keys()`, ...). Request and record types are the server's own
+//! (`orchestrator_core::api`, re-exported as [`api`]). Failures are one
+//! [`Error`]; an error answered by the server carries its status and envelope.
+
+mod agents;
+mod api_keys;
+mod auth;
+mod catalog;
+mod client;
+mod environments;
+mod error;
+mod events;
+mod fleet;
+mod health;
+mod logs;
+mod playbooks;
+mod sse;
+mod tasks;
+mod tenants;
+mod worker_channel;
+mod workflows;
+mod workspaces;
+
+pub use agents::{Agents, Workers};
+pub use api_keys::ApiKeys;
+pub use auth::{Auth, Session};
+pub use catalog::Catalog;
+pub use client::{Client, ClientBuilder, install_crypto_provider};
+pub use environments::Environments;
+pub use error::{Error, Result};
+pub use events::Events;
+pub use fleet::Fleet;
+pub use health::Health;
+pub use logs::{LogStreamItem, Logs, StreamFrom};
+pub use orchestrator_core::api;
+pub use playbooks::Playbooks;
+pub use sse::SseEvent;
+pub use tasks::{TaskOperation, Tasks};
+pub use tenants::Tenants;
+pub use worker_channel::WorkerChannel;
+pub use workflows::Workflows;
+pub use workspaces::{Downloaded, Workspaces};
+
+// Integrations (A2A, ACP, claim credentials, remote MCP)
+mod a2a;
+mod acp;
+mod settings;
+pub use a2a::{A2a, A2aStreamItem};
+pub use acp::Acp;
+pub use settings::Settings;

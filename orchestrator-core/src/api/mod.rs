@@ -1,0 +1,62 @@
+//! Wire types: every request body and record that crosses the HTTP boundary.
+//!
+//! These types are defined once and shared by the server (which parses requests
+//! into them and renders records from them), the SDK (which sends and decodes
+//! them) and the CLI. This module compiles without the `store` feature so the
+//! SDK does not pull in sqlx.
+//!
+//! Conventions every type here follows:
+//! - request bodies are strict (`deny_unknown_fields`) except for fields that the
+//!   contract calls arbitrary JSON;
+//! - timestamps are [`Timestamp`] (RFC 3339 UTC, exactly three fractional digits);
+//! - optional request fields are `Option` and absent optional response fields
+//!   are serialized as `null` so clients see a stable shape.
+
+pub mod agents;
+pub mod api_keys;
+pub mod auth;
+pub mod catalog;
+pub mod envelope;
+pub mod environments;
+pub mod error;
+pub mod events;
+pub mod fleet;
+pub mod logs;
+pub mod pagination;
+pub mod playbooks;
+pub mod tasks;
+pub mod tenants;
+mod time;
+mod wire_enum;
+pub mod worker_channel;
+pub mod workflows;
+pub mod workspaces;
+
+pub use agents::*;
+pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
+pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
+pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};
+pub use error::{ErrorBody, ErrorCode, ErrorEnvelope, Issues};
+pub use events::{Event, EventFilter, EventPage};
+pub use logs::{
+    ExportFormat, IngestLogs, Ingested, LogActor, LogCategory, LogDetail, LogFilter, LogGroup,
+    LogGroupBy, LogLevel, LogPage, LogQuery, LogRow, LogSource, LogStats, LogStatus, NewLogEntry,
+    SortOrder,
+};
+pub use pagination::{Page, PageRequest};
+pub use tasks::*;
+pub use tenants::{CreateTenant, CreatedTenant, Tenant};
+pub use time::Timestamp;
+pub use worker_channel::{ServerMessage, SignalKind, SignalSent, SignalWorker, WorkerMessage};
+pub use workflows::*;
+
+// Integrations (A2A, ACP, claim credentials, remote MCP)
+pub mod a2a;
+pub mod acp;
+pub mod settings;
+pub use a2a::*;
+pub use acp::*;
+pub use settings::*;
+
+/// The fixed id of the tenant every fresh installation starts with.
+pub const DEFAULT_TENANT_ID: uuid::Uuid = uuid::Uuid::from_u128(1);

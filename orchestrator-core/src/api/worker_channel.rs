@@ -1,0 +1,113 @@
+//! The worker channel (decisions §7): the websocket a worker opens at
+//! `GET /api/v1/events` with `Upgrade: websocket` and its worker key as
+//! `Authorization: Bearer`. Every frame is one JSON text frame
+//! `{"type": ..., ...}`.
+//!
+//! Server → worker ([`ServerMessage`]):
+//! - `connection.ready` once, first: `worker_id`, `agents` (ids),
+//!   `heartbeat_interval_seconds`;
+//! - `task.assigned` with `task` (the claimed task, as `POST /workers/:id/next`
+//!   returns it; with the context packet when the socket was opened with
+//!   `?include_context=true`) and `agent_id`: the server claimed it for that
+//!   agent. At most one held task per agent, as the claim engine ensures;
+//! - `worker.signal` with `signal` (`drain` or `cancel_task`) and `task_id`
+//!   (for `cancel_task`), sent by an admin through `POST /workers/:id/signal`;
+//! - `error` with `message` for a frame the server could not read (the socket
+//!   stays open).
+//!
+//! Worker → server ([`WorkerMessage`]):
+//! - `task.assignment_ack` with `task_id`;
+//! - `signal.ack` with `signal` and optional `task_id`;
+//! - `worker.heartbeat` with the optional fields of `POST /workers/:id/heartbeat`
+//!   (`status`, `current_task_id`, `metrics`): the same effect (liveness).
+
+use crate::api::Task;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use uuid::Uuid;
+
+/// A frame the server sends on the worker channel.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type")]
+pub enum ServerMessage {
+    #[serde(rename = "connection.ready")]
+    ConnectionReady {
+        worker_id: Uuid,
+        agents: Vec<Uuid>,
+        heartbeat_interval_seconds: i64,
+    },
+    #[serde(rename = "task.assigned")]
+    TaskAssigned { agent_id: Uuid, task: Box<Task> },
+    #[serde(rename = "worker.signal")]
+    WorkerSignal {
+        signal: SignalKind,
+        #[serde(default)]
+        task_id: Option<Uuid>,
+    },
+    #[serde(rename = "error")]
+    Error { message: String },
+}
+
+/// A frame a worker sends on the worker channel.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub enum WorkerMessage {
+    #[serde(rename = "task.assignment_ack")]
+    TaskAssignmentAck { task_id: Uuid },
+    #[serde(rename = "signal.ack")]
+    SignalAck {
+        signal: SignalKind,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        task_id: Option<Uuid>,
+    },
+    #[serde(rename = "worker.heartbeat")]
+    Heartbeat {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        current_task_id: Option<Uuid>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        metrics: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        containers: Option<Vec<super::fleet::ContainerReport>>,
+    },
+}
+
+/// What a `worker.signal` asks of the worker.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalKind {
+    /// Finish the held tasks, take no new ones.
+    Drain,
+    /// Stop working on `task_id`.
+    CancelTask,
+}
+
+impl SignalKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Drain => "drain",
+            Self::CancelTask => "cancel_task",
+        }
+    }
+}
+
+/// `POST /workers/:id/signal` (admin, beyond the contract).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SignalWorker {
+    pub signal: SignalKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<Uuid>,
+}
+
+/// The answer of `POST /workers/:id/signal`: the signal is recorded as a
+/// `worker.signal` event (`event_id`) and delivered to the worker's open
+/// channels, on any replica.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SignalSent {
+    pub worker_id: Uuid,
+    pub signal: SignalKind,
+    pub task_id: Option<Uuid>,
+    pub event_id: i64,
+}

@@ -1,0 +1,98 @@
+//! Authentication: who is calling, from which credential.
+//!
+//! Two bearer credentials are accepted: a raw API key (`orch_<scope>_...`) and
+//! a signed access token obtained from the token exchange ([`tokens`]). Either
+//! way the API key behind it is checked on every request, so a revoked key
+//! stops working at once; the answer may be served from a small in-memory
+//! cache for at most [`crate::CoreConfig::credential_cache_ttl`].
+//! Refresh sessions ([`sessions`]) rotate on every use and detect reuse.
+
+pub mod sessions;
+pub mod tokens;
+
+use crate::caller::Caller;
+use crate::control_plane::ControlPlane;
+use crate::error::{Error, Result};
+use crate::keys::{self, KeyRow};
+use crate::secrets::sha256_hex;
+use chrono::Utc;
+use uuid::Uuid;
+
+/// The caller a usable key acts as.
+pub(crate) fn caller_of(row: &KeyRow) -> Result<Caller> {
+    Ok(Caller {
+        tenant_id: row.tenant_id,
+        scope: row.scope()?,
+        key_id: row.id,
+        owner_type: row.owner_type.clone(),
+        owner_id: row.owner_id,
+    })
+}
+
+impl ControlPlane {
+    /// Resolves a bearer credential (raw API key or access token) to a caller.
+    pub async fn authenticate(&self, bearer: &str) -> Result<Caller> {
+        let bearer = bearer.trim();
+        if bearer.starts_with("orch_") {
+            let row = self.usable_key_by_value(bearer).await?;
+            return caller_of(&row);
+        }
+        let claims = tokens::verify(self.secrets(), bearer)?;
+        let row = self.usable_key_by_id(claims.key_id()?).await?;
+        caller_of(&row)
+    }
+
+    /// The key with this value, if it exists and may be used now.
+    pub(crate) async fn usable_key_by_value(&self, raw: &str) -> Result<KeyRow> {
+        if keys::scope_of(raw).is_none() {
+            return Err(Error::unauthorized("malformed API key"));
+        }
+        let hash = sha256_hex(raw);
+        let ttl = self.config().credential_cache_ttl;
+        let row = match self.credentials().get(&hash, ttl) {
+            Some(row) => row,
+            None => {
+                let mut conn = self.store().read().await?;
+                let row = keys::find_by_hash(&mut conn, &hash)
+                    .await?
+                    .ok_or_else(|| Error::unauthorized("unknown API key"))?;
+                self.credentials().put(hash, row.clone());
+                row
+            }
+        };
+        check_usable(row)
+    }
+
+    /// The key with this id, if it exists and may be used now.
+    pub(crate) async fn usable_key_by_id(&self, id: Uuid) -> Result<KeyRow> {
+        let cache_key = format!("id:{id}");
+        let ttl = self.config().credential_cache_ttl;
+        let row = match self.credentials().get(&cache_key, ttl) {
+            Some(row) => row,
+            None => {
+                let mut conn = self.store().read().await?;
+                let row = keys::find_by_id(&mut conn, id).await?.ok_or_else(|| {
+                    Error::unauthorized("the key behind this token no longer exists")
+                })?;
+                self.credentials().put(cache_key, row.clone());
+                row
+            }
+        };
+        check_usable(row)
+    }
+
+    /// Drops a key from this replica's credential cache (after a revocation).
+    pub(crate) fn forget_credential(&self, key_id: Uuid) {
+        self.credentials().forget(key_id);
+    }
+}
+
+fn check_usable(row: KeyRow) -> Result<KeyRow> {
+    if row.revoked_at.is_some() {
+        return Err(Error::unauthorized("this API key has been revoked"));
+    }
+    if !row.is_usable(Utc::now()) {
+        return Err(Error::unauthorized("this API key has expired"));
+    }
+    Ok(row)
+}

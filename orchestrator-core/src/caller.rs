@@ -1,0 +1,48 @@
+//! [`Caller`]: who is calling, as every core method sees it.
+//!
+//! Kept apart from [`crate::auth`] (which finds the caller behind a credential)
+//! so the modules every operation uses (events, idempotency, logs) depend on
+//! this small type and never on authentication itself.
+
+use crate::api::{Me, Scope};
+use crate::error::{Error, Result};
+use uuid::Uuid;
+
+/// The authenticated party of a request. Every core method takes one and
+/// works inside `tenant_id` only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub tenant_id: Uuid,
+    pub scope: Scope,
+    /// The API key behind the credential.
+    pub key_id: Uuid,
+    /// Who the key acts for: `user`, `agent`, `worker` or `service`.
+    pub owner_type: String,
+    pub owner_id: Option<Uuid>,
+}
+
+impl Caller {
+    /// Fails with `FORBIDDEN` unless the caller's scope ranks at least `scope`.
+    pub fn require(&self, scope: Scope) -> Result<()> {
+        if self.scope.satisfies(scope) {
+            Ok(())
+        } else {
+            Err(Error::forbidden(format!(
+                "this route needs {scope} scope or higher; the credential has {}",
+                self.scope
+            )))
+        }
+    }
+
+    /// `GET /auth/me`.
+    pub fn me(&self) -> Me {
+        Me {
+            authenticated: true,
+            scope: self.scope,
+            tenant_id: self.tenant_id,
+            owner_type: self.owner_type.clone(),
+            owner_id: self.owner_id,
+            key_id: self.key_id,
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! The entity-event log: every state change appends an event in the same
+//! transaction as the change, and the event reaches subscribers only after
+//! that transaction commits (see [`crate::store::Tx::commit`]).
+
+use crate::api::{Event, Timestamp};
+use crate::caller::Caller;
+use crate::error::Result;
+use crate::store::{Tx, on_db};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::types::Json;
+use uuid::Uuid;
+
+/// An event about to be written.
+#[derive(Debug, Clone)]
+pub(crate) struct NewEvent<'a> {
+    pub event_type: &'a str,
+    pub entity_type: &'a str,
+    pub entity_id: Uuid,
+    pub workflow_id: Option<Uuid>,
+    pub workspace_id: Option<Uuid>,
+    pub data: Value,
+}
+
+impl<'a> NewEvent<'a> {
+    pub fn new(event_type: &'a str, entity_type: &'a str, entity_id: Uuid, data: Value) -> Self {
+        Self {
+            event_type,
+            entity_type,
+            entity_id,
+            workflow_id: None,
+            workspace_id: None,
+            data,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct EventRow {
+    id: i64,
+    #[sqlx(rename = "type")]
+    event_type: String,
+    entity_type: String,
+    entity_id: Uuid,
+    workflow_id: Option<Uuid>,
+    workspace_id: Option<Uuid>,
+    actor_type: Option<String>,
+    actor_id: Option<Uuid>,
+    data: Json<Value>,
+    created_at: DateTime<Utc>,
+}
+
+impl From<EventRow> for Event {
+    fn from(row: EventRow) -> Self {
+        Event {
+            id: row.id,
+            event_type: row.event_type,
+            entity_type: row.entity_type,
+            entity_id: row.entity_id,
+            workflow_id: row.workflow_id,
+            workspace_id: row.workspace_id,
+            actor_type: row.actor_type,
+            actor_id: row.actor_id,
+            data: row.data.0,
+            created_at: row.created_at.into(),
+        }
+    }
+}
+
+/// Appends an event in `tx`, acted by `caller` in the caller's tenant, and
+/// queues it for publication when `tx` commits.
+pub(crate) async fn record(
+    tx: &mut Tx,
+    caller: &Caller,
+    tenant_id: Uuid,
+    event: NewEvent<'_>,
+) -> Result<Event> {
+    let now = Timestamp::now().as_datetime();
+    let row: EventRow = on_db!(tx, c => sqlx::query_as(
+        "INSERT INTO events (tenant_id, type, entity_type, entity_id, workflow_id, workspace_id, \
+         actor_type, actor_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+         RETURNING id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at",
+    )
+    .bind(tenant_id)
+    .bind(event.event_type)
+    .bind(event.entity_type)
+    .bind(event.entity_id)
+    .bind(event.workflow_id)
+    .bind(event.workspace_id)
+    .bind(caller.owner_type.clone())
+    .bind(caller.owner_id.or(Some(caller.key_id)))
+    .bind(Json(&event.data))
+    .bind(now)
+    .fetch_one(c)
+    .await)?;
+    let event = Event::from(row);
+    tx.publish_after_commit(event.clone());
+    Ok(event)
+}
+
+/// Events about a workspace (`workspace_id` set), newest first, and how
+/// many there are.
+pub(crate) async fn list_for_workspace(
+    access: &mut impl crate::store::Access,
+    tenant_id: Uuid,
+    workspace_id: Uuid,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<Event>, i64)> {
+    let (total,): (i64,) = on_db!(access, c => sqlx::query_as(
+        "SELECT COUNT(*) FROM events WHERE tenant_id = $1 AND workspace_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(workspace_id)
+    .fetch_one(c)
+    .await)?;
+    let rows: Vec<EventRow> = on_db!(access, c => sqlx::query_as(
+        "SELECT id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at \
+         FROM events WHERE tenant_id = $1 AND workspace_id = $2 ORDER BY id DESC LIMIT $3 OFFSET $4",
+    )
+    .bind(tenant_id)
+    .bind(workspace_id)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(c)
+    .await)?;
+    Ok((rows.into_iter().map(Event::from).collect(), total))
+}
+
+/// Largest `limit` of `GET /events`.
+pub const MAX_EVENT_LIMIT: u32 = 500;
+/// `limit` of `GET /events` when none is given.
+pub const DEFAULT_EVENT_LIMIT: u32 = 50;
+
+/// A position in the events' read order: `(txid, id)`, `txid` 0 on SQLite.
+///
+/// Events are read in the same order as log rows (see [`crate::logs`]): by
+/// id on SQLite, by `(txid, id)` below the safe high-water mark on
+/// PostgreSQL, where ids commit out of order. Clients still resume with the
+/// plain event id (`after`, `Last-Event-ID`); the server looks up its txid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EventKey {
+    pub txid: i64,
+    pub id: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct KeyedEventRow {
+    txid: i64,
+    #[sqlx(flatten)]
+    row: EventRow,
+}
+
+impl crate::control_plane::ControlPlane {
+    /// `GET /events`: the tenant's events after `after`, oldest first.
+    pub async fn list_events(
+        &self,
+        caller: &Caller,
+        filter: crate::api::EventFilter,
+    ) -> Result<crate::api::EventPage> {
+        let limit = match filter.limit {
+            None => DEFAULT_EVENT_LIMIT,
+            Some(n) if (1..=MAX_EVENT_LIMIT).contains(&n) => n,
+            Some(_) => {
+                return Err(crate::error::Error::invalid_field(
+                    "limit",
+                    format!("must be 1 to {MAX_EVENT_LIMIT}"),
+                ));
+            }
+        };
+        let from = EventKey {
+            txid: 0,
+            id: filter.after.unwrap_or(0).max(0),
+        };
+        let mut items = self
+            .read_events(caller, &filter, from, limit + 1, false)
+            .await?;
+        let has_more = items.len() > limit as usize;
+        items.truncate(limit as usize);
+        Ok(crate::api::EventPage {
+            next_after: Some(items.last().map_or(from.id, |(_, e)| e.id).to_string()),
+            has_more,
+            items: items.into_iter().map(|(_, e)| e).collect(),
+        })
+    }
+
+    /// The key to read after, for a client position `after` (an event id;
+    /// 0 = from the beginning).
+    pub async fn event_start(&self, caller: &Caller, after: i64) -> Result<EventKey> {
+        if after <= 0 || self.store().dialect() == crate::store::Dialect::Sqlite {
+            return Ok(EventKey {
+                txid: 0,
+                id: after.max(0),
+            });
+        }
+        let mut conn = self.store().read().await?;
+        let found: Option<(i64,)> = on_db!(&mut conn, c => sqlx::query_as(
+            "SELECT txid FROM events WHERE tenant_id = $1 AND id <= $2 ORDER BY id DESC LIMIT 1"
+        )
+        .bind(caller.tenant_id)
+        .bind(after)
+        .fetch_optional(c)
+        .await)?;
+        Ok(EventKey {
+            txid: found.map_or(0, |(t,)| t),
+            id: after,
+        })
+    }
+
+    /// The newest committed event key (where a live stream without a resume
+    /// point starts).
+    pub async fn event_head(&self, caller: &Caller) -> Result<EventKey> {
+        let mut conn = self.store().read().await?;
+        let found: Option<(i64, i64)> = on_db!(&mut conn, c => sqlite: sqlx::query_as(
+            "SELECT 0, id FROM events WHERE tenant_id = $1 ORDER BY id DESC LIMIT 1"
+        )
+        .bind(caller.tenant_id)
+        .fetch_optional(c)
+        .await,
+        postgres: sqlx::query_as(
+            "SELECT txid, id FROM events WHERE tenant_id = $1 \
+             ORDER BY txid DESC, id DESC LIMIT 1"
+        )
+        .bind(caller.tenant_id)
+        .fetch_optional(c)
+        .await)?;
+        Ok(
+            found.map_or(EventKey { txid: 0, id: 0 }, |(txid, id)| EventKey {
+                txid,
+                id,
+            }),
+        )
+    }
+
+    /// Up to `limit` events after `from` matching `filter` (its `after` and
+    /// `limit` are ignored), in the streams' read order (see [`EventKey`]).
+    pub async fn read_events_forward(
+        &self,
+        caller: &Caller,
+        filter: &crate::api::EventFilter,
+        from: EventKey,
+        limit: u32,
+    ) -> Result<Vec<(EventKey, Event)>> {
+        self.read_events(caller, filter, from, limit, true).await
+    }
+
+    /// `safe`: the streams' order and high-water mark; otherwise plain id
+    /// order over every committed event (`GET /events`, which answers what
+    /// is committed now; followers that must never miss an event use the
+    /// stream).
+    async fn read_events(
+        &self,
+        caller: &Caller,
+        filter: &crate::api::EventFilter,
+        from: EventKey,
+        limit: u32,
+        safe: bool,
+    ) -> Result<Vec<(EventKey, Event)>> {
+        let keyed = safe && self.store().dialect() == crate::store::Dialect::Postgres;
+        let dialect = if keyed {
+            crate::store::Dialect::Postgres
+        } else {
+            crate::store::Dialect::Sqlite
+        };
+        let mut sql = String::from(match self.store().dialect() {
+            crate::store::Dialect::Postgres if !keyed => {
+                "SELECT txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1"
+            }
+            crate::store::Dialect::Sqlite => {
+                "SELECT 0 AS txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1"
+            }
+            crate::store::Dialect::Postgres => {
+                "SELECT txid, id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at FROM events WHERE tenant_id = $1 \
+                 AND txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+            }
+        });
+        let mut n = 1;
+        let mut next = || {
+            n += 1;
+            format!("${n}")
+        };
+        let texts: Vec<(&str, &String)> = [
+            ("type", filter.event_type.as_ref()),
+            ("entity_type", filter.entity_type.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(c, v)| v.map(|v| (c, v)))
+        .collect();
+        for (column, _) in &texts {
+            sql.push_str(&format!(" AND {column} = {}", next()));
+        }
+        let uuids: Vec<(&str, Uuid)> = [
+            ("entity_id", filter.entity_id),
+            ("workflow_id", filter.workflow_id),
+            ("workspace_id", filter.workspace_id),
+        ]
+        .into_iter()
+        .filter_map(|(c, v)| v.map(|v| (c, v)))
+        .collect();
+        for (column, _) in &uuids {
+            sql.push_str(&format!(" AND {column} = {}", next()));
+        }
+        match dialect {
+            crate::store::Dialect::Sqlite => {
+                let (_, i) = (next(), next());
+                sql.push_str(&format!(" AND id > {i} ORDER BY id"));
+            }
+            crate::store::Dialect::Postgres => {
+                let (t, i) = (next(), next());
+                sql.push_str(&format!(" AND (txid, id) > ({t}, {i}) ORDER BY txid, id"));
+            }
+        }
+        sql.push_str(&format!(" LIMIT {}", next()));
+        let mut conn = self.store().read().await?;
+        let rows: Vec<KeyedEventRow> = on_db!(&mut conn, c => {
+            let mut query = sqlx::query_as::<_, KeyedEventRow>(sqlx::AssertSqlSafe(sql.clone()))
+                .bind(caller.tenant_id);
+            for (_, v) in &texts {
+                query = query.bind(v.as_str());
+            }
+            for (_, v) in &uuids {
+                query = query.bind(*v);
+            }
+            query
+                .bind(from.txid)
+                .bind(from.id)
+                .bind(i64::from(limit))
+                .fetch_all(c)
+                .await
+        })?;
+        drop(conn);
+        Ok(rows
+            .into_iter()
+            .map(|r| {
+                (
+                    EventKey {
+                        txid: r.txid,
+                        id: r.row.id,
+                    },
+                    Event::from(r.row),
+                )
+            })
+            .collect())
+    }
+}

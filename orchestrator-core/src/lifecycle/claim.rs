@@ -1,0 +1,345 @@
+//! The claim engine (decisions §5).
+//!
+//! A claim is one `UPDATE ... WHERE id = COALESCE((candidate preferring
+//! the agent), (candidate preferring its worker), (general candidate))
+//! RETURNING ...`: on PostgreSQL each candidate
+//! subquery takes `FOR UPDATE OF t SKIP LOCKED`, so concurrent claimers skip
+//! each other's rows instead of waiting; on SQLite the statement runs on the
+//! one writer connection, inside the transaction. No row is read in Rust and
+//! then written: a task is never given to two claimers.
+//!
+//! Eligible: `pending`, same tenant, optional `workflow_id`, the workflow
+//! (if any) not paused or cancelled, no preferred assignee or the claimer is
+//! it, and every required tag among the claimer's tags. Order: tasks that
+//! prefer this agent first, then tasks that prefer its worker, then the
+//! rest; within each, priority rank, then oldest, then id — the order of the
+//! partial indexes `tasks_claimable_preferred_agent`,
+//! `tasks_claimable_preferred_worker` and `tasks_claimable`.
+//!
+//! Each candidate is its own subquery with a plain equality on the indexed
+//! column, so it is one index probe whatever the parameters: an
+//! `preferred_agent_id = $2 OR preferred_worker_id = $3` candidate cannot use
+//! either preferred index (PostgreSQL's generic plan and SQLite both walk
+//! every pending row of the tenant to find no preferred task), which made
+//! each claim cost O(pending tasks).
+//!
+//! One active task per agent holds by construction: the unique partial index
+//! `tasks_held_by_agent` on `assigned_agent_id WHERE state IN ('claimed',
+//! 'in_progress')` (migration 0009) admits one such row per agent. In the
+//! common case the claim is still one statement: its `NOT EXISTS` guard claims
+//! nothing for an agent that already holds a task, which is then returned
+//! again. The guard cannot see a concurrent claim for the same agent that has
+//! not committed yet (PostgreSQL, READ COMMITTED); then the second `UPDATE`
+//! waits on the index entry of the first, fails with a unique violation when
+//! the first commits, and [`claim`] rolls back and runs the transaction again,
+//! whose guard now sees the committed claim and answers the held task. On
+//! SQLite claims are serialised on the one writer connection, so the guard
+//! always sees the other claim and the index never fires.
+//!
+//! The claimer's tags are the agent's registered tags plus the request's
+//! `routing_tags` (normalised); `orchestrator` counts only for orchestrator
+//! and hybrid agents.
+
+use crate::agents::{self, AgentRow};
+use crate::api::{ClaimTask, Task, TaskState, Timestamp};
+use crate::caller::Caller;
+use crate::control_plane::ControlPlane;
+use crate::error::{Error, Result};
+use crate::store::{Store, Tx, is_unique_violation, on_db};
+use crate::tags::normalise_tags;
+use crate::tasks::acting::Acting;
+use crate::tasks::rows::{TaskRow, record_change, task_columns};
+use crate::tasks::state::TaskOp;
+use serde_json::{Value, json};
+use sqlx::types::Json;
+use uuid::Uuid;
+
+/// The candidate filter shared by both subqueries (`t` is the task).
+macro_rules! eligible {
+    (sqlite) => {
+        "t.state = 'pending' AND t.tenant_id = $1 AND ($5 IS NULL OR t.workflow_id = $5) \
+         AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = $2) \
+         AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = $3) \
+         AND (t.required_tags = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(t.required_tags) r \
+              WHERE r.value NOT IN (SELECT value FROM json_each($6)))) \
+         AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
+              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled')))"
+    };
+    (postgres) => {
+        "t.state = 'pending' AND t.tenant_id = $1 AND ($5::uuid IS NULL OR t.workflow_id = $5) \
+         AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = $2) \
+         AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = $3) \
+         AND t.required_tags <@ $6::jsonb \
+         AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
+              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled')))"
+    };
+}
+
+macro_rules! claim_sql {
+    ($dialect:tt, $lock:literal) => {
+        concat!(
+            "UPDATE tasks SET state = 'claimed', assigned_agent_id = $2, assigned_worker_id = $3, \
+             claimed_at = $4, started_at = NULL, completed_at = NULL, updated_at = $4 \
+             WHERE id = COALESCE(\
+               (SELECT t.id FROM tasks t WHERE ",
+            eligible!($dialect),
+            " AND t.preferred_agent_id = $2 \
+                 ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
+            $lock,
+            "), \
+               (SELECT t.id FROM tasks t WHERE ",
+            eligible!($dialect),
+            " AND t.preferred_worker_id = $3 \
+                 ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
+            $lock,
+            "), \
+               (SELECT t.id FROM tasks t WHERE ",
+            eligible!($dialect),
+            " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL \
+                 ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
+            $lock,
+            ")) \
+             AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = $2 \
+                 AND h.state IN ('claimed', 'in_progress')) \
+             RETURNING ",
+            task_columns!()
+        )
+    };
+}
+
+const CLAIM_SQLITE: &str = claim_sql!(sqlite, "");
+const CLAIM_POSTGRES: &str = claim_sql!(postgres, " FOR UPDATE OF t SKIP LOCKED");
+
+/// The task `agent_id` holds (claimed or in progress), if any.
+pub(crate) async fn held_by(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    agent_id: Uuid,
+) -> Result<Option<TaskRow>> {
+    // SQLite without statistics prefers the (tenant_id, ...) index, which
+    // walks every task the tenant ever had; name the partial index.
+    let rows: Vec<TaskRow> = on_db!(tx, c =>
+        sqlite: sqlx::query_as(concat!(
+            "SELECT ", task_columns!(), " FROM tasks INDEXED BY tasks_held_by_agent \
+             WHERE assigned_agent_id = $1 AND tenant_id = $2 \
+             AND state IN ('claimed', 'in_progress') ORDER BY claimed_at LIMIT 1"
+        ))
+        .bind(agent_id)
+        .bind(tenant_id)
+        .fetch_all(c)
+        .await,
+        postgres: sqlx::query_as(concat!(
+            "SELECT ", task_columns!(), " FROM tasks WHERE assigned_agent_id = $1 AND tenant_id = $2 \
+             AND state IN ('claimed', 'in_progress') ORDER BY claimed_at LIMIT 1"
+        ))
+        .bind(agent_id)
+        .bind(tenant_id)
+        .fetch_all(c)
+        .await,
+    )?;
+    Ok(rows.into_iter().next())
+}
+
+/// The effective tags of a claim.
+pub(crate) fn claimer_tags(agent: &AgentRow, extra: Option<&Vec<String>>) -> Vec<String> {
+    let mut tags: Vec<String> = agent.routing_tags.0.clone();
+    if let Some(extra) = extra {
+        tags.extend(extra.iter().cloned());
+    }
+    let mut tags = normalise_tags(tags.iter());
+    let orchestrator = agent.mode().takes_orchestrator_tasks();
+    tags.retain(|t| t != "orchestrator");
+    if orchestrator {
+        tags.push("orchestrator".into());
+        tags.sort();
+    }
+    tags
+}
+
+/// How often a claim that lost a race for its agent is run again. One retry
+/// is enough (the retry's guard sees the winner); the bound only keeps a
+/// pathological loop from spinning.
+const CLAIM_ATTEMPTS: usize = 4;
+
+/// What one claim transaction came to.
+enum Attempt {
+    /// The claimed task (or the one the agent already holds); `None` when
+    /// there is nothing to claim.
+    Done(Option<Box<TaskRow>>),
+    /// A concurrent claim for the same agent committed first (unique
+    /// violation on `tasks_held_by_agent`); the transaction is void.
+    Raced,
+}
+
+/// Claims the next eligible task for `agent` in its own transaction and
+/// commits; `None` when there is nothing to claim. A claim that raced another
+/// claim for the same agent is run again (module docs).
+pub(crate) async fn claim(
+    store: &Store,
+    caller: &Caller,
+    agent: &AgentRow,
+    tags: &[String],
+    workflow_id: Option<Uuid>,
+) -> Result<Option<TaskRow>> {
+    let (tx, row) = claim_open(store, caller, agent, tags, workflow_id).await?;
+    tx.commit().await?;
+    Ok(row)
+}
+
+/// [`claim`] without the commit: the claimed task (or the one the agent
+/// already holds, or `None`) and the transaction it was claimed in, still
+/// open, so a caller can do more in the same transaction (the ACP claim starts
+/// the task and opens a session) and then commit. Races for the same agent
+/// are retried here, before the transaction is handed out.
+pub(crate) async fn claim_open(
+    store: &Store,
+    caller: &Caller,
+    agent: &AgentRow,
+    tags: &[String],
+    workflow_id: Option<Uuid>,
+) -> Result<(Tx, Option<TaskRow>)> {
+    for _ in 0..CLAIM_ATTEMPTS {
+        let mut tx = store.begin().await?;
+        match claim_in(&mut tx, caller, agent, tags, workflow_id).await? {
+            // Dropping `tx` rolls the void transaction back.
+            Attempt::Raced => continue,
+            Attempt::Done(row) => return Ok((tx, row.map(|row| *row))),
+        }
+    }
+    Err(Error::Conflict {
+        message: "concurrent claims for this agent kept racing".into(),
+        hint: Some("retry the request".into()),
+    })
+}
+
+/// Claims the next eligible task for `agent` in `tx`.
+async fn claim_in(
+    tx: &mut Tx,
+    caller: &Caller,
+    agent: &AgentRow,
+    tags: &[String],
+    workflow_id: Option<Uuid>,
+) -> Result<Attempt> {
+    let now = Timestamp::now().as_datetime();
+    let rows: Vec<TaskRow> = match on_db!(tx, c =>
+        sqlite: sqlx::query_as(CLAIM_SQLITE)
+            .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)
+            .bind(workflow_id).bind(Json(tags))
+            .fetch_all(c).await,
+        postgres: sqlx::query_as(CLAIM_POSTGRES)
+            .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)
+            .bind(workflow_id).bind(Json(tags))
+            .fetch_all(c).await,
+    ) {
+        Err(e) if is_unique_violation(&e) => return Ok(Attempt::Raced),
+        other => other?,
+    };
+    let Some(row) = rows.into_iter().next() else {
+        // Nothing claimed: either nothing is eligible, or the agent already
+        // holds a task (the statement's guard), which it gets again.
+        return Ok(Attempt::Done(
+            held_by(tx, agent.tenant_id, agent.id).await?.map(Box::new),
+        ));
+    };
+    record_change(
+        tx,
+        caller,
+        &row,
+        TaskOp::Claim,
+        (TaskState::Pending, TaskState::Claimed),
+        "claimed",
+    )
+    .await?;
+    crate::workflows::after_task_change(tx, caller, &row, TaskState::Pending, TaskState::Claimed)
+        .await?;
+    Ok(Attempt::Done(Some(Box::new(row))))
+}
+
+impl ControlPlane {
+    /// `POST /tasks/claim`: the claimed task, or `None` (204).
+    pub async fn claim_task(&self, caller: &Caller, request: ClaimTask) -> Result<Option<Task>> {
+        let agent = self
+            .acting_agent(caller, request.agent_id, request.worker_id)
+            .await?;
+        let tags = claimer_tags(&agent, request.routing_tags.as_ref());
+        let row = claim(self.store(), caller, &agent, &tags, request.workflow_id).await?;
+        match row {
+            None => Ok(None),
+            Some(row) => Ok(Some(
+                self.claimed_task(caller, row, request.include_context)
+                    .await?,
+            )),
+        }
+    }
+
+    /// The agent a claim is made for, checked against the credential: an
+    /// agent-bound key claims for its own agent, a worker-bound key for its
+    /// worker's agents, unbound keys for any agent of the tenant.
+    pub(crate) async fn acting_agent(
+        &self,
+        caller: &Caller,
+        agent_id: Uuid,
+        worker_id: Option<Uuid>,
+    ) -> Result<AgentRow> {
+        let acting = Acting::resolve(caller, Some(agent_id), worker_id)?;
+        let mut conn = self.store().read().await?;
+        let agent = agents::find_lean(&mut conn, caller.tenant_id, agent_id)
+            .await?
+            .ok_or(Error::not_found("agent"))?;
+        if caller.owner_type == "worker"
+            && caller.owner_id.is_some()
+            && agent.worker_id != acting.worker_id
+        {
+            return Err(Error::forbidden(
+                "this agent does not belong to the calling worker",
+            ));
+        }
+        if let Some(worker_id) = worker_id
+            && agent.worker_id != Some(worker_id)
+        {
+            return Err(Error::invalid_field(
+                "worker_id",
+                "the agent does not belong to this worker",
+            ));
+        }
+        Ok(agent)
+    }
+
+    /// The claim answer: the task with its credential handles
+    /// ([`crate::tasks`] claim credentials), and the context packet merged into
+    /// `context` when asked (`workflow`, `workspace`, `documents`,
+    /// `attachments` beside the task's own context keys).
+    ///
+    /// The claim has committed by now, so this never fails: an agent told
+    /// "error" would hold a task it does not know about. A packet that cannot
+    /// be read (the database went away between the two) is logged and the
+    /// task is answered without it; `GET /tasks/:id/context` has it later.
+    pub(crate) async fn claimed_task(
+        &self,
+        caller: &Caller,
+        row: TaskRow,
+        include_context: bool,
+    ) -> Result<Task> {
+        let mut task = row.to_api()?;
+        task.credentials = self.task_credentials(caller, &task).await?;
+        if include_context {
+            let packet = match self.context_packet(caller, &task).await {
+                Ok(packet) => packet,
+                Err(error) => {
+                    tracing::warn!(task_id = %task.id, %error, "claimed task answered without its context packet");
+                    return Ok(task);
+                }
+            };
+            let mut context = match task.context.take() {
+                Value::Object(map) => map,
+                _ => serde_json::Map::new(),
+            };
+            context.insert("workflow".into(), packet.workflow.unwrap_or(Value::Null));
+            context.insert("workspace".into(), packet.workspace.unwrap_or(Value::Null));
+            context.insert("documents".into(), json!(packet.documents));
+            context.insert("attachments".into(), json!(packet.attachments));
+            task.context = Value::Object(context);
+        }
+        Ok(task)
+    }
+}

@@ -1,0 +1,531 @@
+//! Storage on sqlx: an embedded SQLite file by default, PostgreSQL for several
+//! replicas.
+//!
+//! Repository code is written once. A repository function takes
+//! `&mut impl Access` (a [`Tx`] for writes, a [`Conn`] for reads) and runs its
+//! query through [`on_db!`], which expands the same expression once per
+//! backend so each copy is type-checked against its own driver. SQL text uses
+//! `$1`-style parameters, which both drivers accept; where the dialects really
+//! differ, the `sqlite:` / `postgres:` form of the macro takes two bodies.
+//!
+//! SQLite allows one writer: writes go through a pool of exactly one
+//! connection (so in-process writers queue instead of failing with
+//! `SQLITE_BUSY`) and reads through a separate pool, with WAL so readers never
+//! block the writer.
+//!
+//! Events written inside a [`Tx`] are published to the in-process bus only
+//! after the transaction commits.
+
+use crate::api::Event;
+use crate::error::{Error, Result};
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{PgConnection, PgPool, SqliteConnection, SqlitePool};
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::broadcast;
+
+/// Runs one expression against whichever backend `access` is on.
+///
+/// `on_db!(tx, c => sqlx::query("...").bind(x).execute(c).await.map(|r| r.rows_affected()))` expands the
+/// body once per backend, with `c` bound to that backend's connection. Use
+/// `&mut *c` to run several statements in one body. The two-body form takes
+/// dialect-specific SQL: `on_db!(tx, c => sqlite: ..., postgres: ...)`.
+macro_rules! on_db {
+    ($access:expr, $c:ident => sqlite: $sqlite:expr, postgres: $postgres:expr $(,)?) => {
+        match $crate::store::Access::db($access) {
+            $crate::store::Db::Sqlite($c) => $sqlite,
+            $crate::store::Db::Postgres($c) => $postgres,
+        }
+    };
+    ($access:expr, $c:ident => $body:expr) => {
+        match $crate::store::Access::db($access) {
+            $crate::store::Db::Sqlite($c) => $body,
+            $crate::store::Db::Postgres($c) => $body,
+        }
+    };
+}
+pub(crate) use on_db;
+
+static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// How many committed events the in-process bus buffers for slow subscribers.
+const EVENT_BUS_CAPACITY: usize = 4096;
+
+/// How many wake-ups the in-process wake bus buffers (a lagging receiver
+/// just re-reads; the bus only says "something new").
+const WAKE_BUS_CAPACITY: usize = 1024;
+
+/// PostgreSQL NOTIFY channels that wake the streams of every replica.
+const NOTIFY_LOGS: &str = "orch_logs";
+const NOTIFY_EVENTS: &str = "orch_events";
+
+/// What changed, for the wake-up bus that streams wait on. Streams read the
+/// rows themselves from the table after a wake-up (by cursor), so a wake-up
+/// carries no data and a missed or duplicated one is harmless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topic {
+    Logs,
+    Events,
+}
+
+/// Which SQL dialect a store speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+impl Dialect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sqlite => "sqlite",
+            Self::Postgres => "postgres",
+        }
+    }
+}
+
+/// Where the data lives and how many connections to keep.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// `sqlite://PATH` or `postgres://...`.
+    pub url: String,
+    /// Upper bound of the (read) pool.
+    pub max_connections: u32,
+}
+
+enum Backend {
+    Sqlite {
+        read: SqlitePool,
+        write: SqlitePool,
+    },
+    Postgres {
+        pool: PgPool,
+        /// The LISTEN task that turns other replicas' NOTIFYs into wake-ups.
+        listener: tokio::task::AbortHandle,
+        /// Sends this replica's NOTIFYs, after commits, coalesced.
+        notifier: Arc<PgNotifier>,
+        notifier_task: tokio::task::AbortHandle,
+    },
+}
+
+/// NOTIFYs requested by committed transactions, sent by one background task.
+///
+/// A NOTIFY inside a transaction makes PostgreSQL take a cluster-wide lock
+/// on the notification queue from pre-commit until the commit is flushed, so
+/// every transaction that notifies commits one after the other (seen as
+/// `Lock:object` waits; it capped the task lifecycle at one WAL flush per
+/// request). Wake-ups carry no data and streams re-read the table by cursor,
+/// so a NOTIFY sent just after the commit, by one task that folds every
+/// request made while its previous NOTIFY was in flight into the next, says
+/// the same thing without serialising the writers.
+#[derive(Debug, Default)]
+pub(crate) struct PgNotifier {
+    events: std::sync::atomic::AtomicBool,
+    logs: std::sync::atomic::AtomicBool,
+    kick: tokio::sync::Notify,
+}
+
+impl PgNotifier {
+    fn request(&self, events: bool, logs: bool) {
+        use std::sync::atomic::Ordering::SeqCst;
+        if events {
+            self.events.store(true, SeqCst);
+        }
+        if logs {
+            self.logs.store(true, SeqCst);
+        }
+        if events || logs {
+            self.kick.notify_one();
+        }
+    }
+}
+
+/// The task that sends the NOTIFYs [`PgNotifier`] collects.
+fn spawn_notifier(pool: PgPool, notifier: Arc<PgNotifier>) -> tokio::task::AbortHandle {
+    use std::sync::atomic::Ordering::SeqCst;
+    tokio::spawn(async move {
+        loop {
+            notifier.kick.notified().await;
+            for (flag, channel) in [
+                (&notifier.events, NOTIFY_EVENTS),
+                (&notifier.logs, NOTIFY_LOGS),
+            ] {
+                if !flag.swap(false, SeqCst) {
+                    continue;
+                }
+                if let Err(e) = sqlx::query("SELECT pg_notify($1, '')")
+                    .bind(channel)
+                    .execute(&pool)
+                    .await
+                {
+                    tracing::warn!(error = %e, "NOTIFY failed; retrying");
+                    flag.store(true, SeqCst);
+                    notifier.kick.notify_one();
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        }
+    })
+    .abort_handle()
+}
+
+/// A handle to the database; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    backend: Arc<Backend>,
+    bus: broadcast::Sender<Arc<Event>>,
+    wake: broadcast::Sender<Topic>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dialect", &self.dialect())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Opens (creating it if needed) the database and applies the embedded
+    /// migrations of its dialect.
+    pub async fn connect(options: &StoreOptions) -> Result<Self> {
+        let url = options.url.as_str();
+        let (wake, _) = broadcast::channel(WAKE_BUS_CAPACITY);
+        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let connect = PgConnectOptions::from_str(url)
+                .map_err(|e| Error::validation(format!("invalid PostgreSQL URL: {e}")))?
+                .application_name("orch")
+                .options([
+                    // A transaction left open anywhere stalls vacuum for the
+                    // whole cluster; never let one linger.
+                    ("idle_in_transaction_session_timeout", "60000"),
+                    ("statement_timeout", "60000"),
+                ]);
+            let pool = PgPoolOptions::new()
+                // One more for the LISTEN connection, which stays checked out.
+                .max_connections(options.max_connections.max(2) + 1)
+                .acquire_timeout(Duration::from_secs(10))
+                .connect_with(connect)
+                .await
+                .map_err(|e| Error::Unavailable(Box::new(e)))?;
+            POSTGRES_MIGRATIONS
+                .run(&pool)
+                .await
+                .map_err(Error::internal)?;
+            let listener = spawn_listener(pool.clone(), wake.clone());
+            let notifier = Arc::new(PgNotifier::default());
+            let notifier_task = spawn_notifier(pool.clone(), notifier.clone());
+            Backend::Postgres {
+                pool,
+                listener,
+                notifier,
+                notifier_task,
+            }
+        } else if let Some(path) = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+        {
+            let path = path.split('?').next().unwrap_or(path);
+            if let Some(parent) = Path::new(path)
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+            {
+                std::fs::create_dir_all(parent).map_err(Error::internal)?;
+            }
+            let connect = SqliteConnectOptions::new()
+                .filename(path)
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .synchronous(SqliteSynchronous::Normal)
+                .busy_timeout(Duration::from_secs(10))
+                .foreign_keys(true);
+            // No liveness ping before each acquire: a local file connection
+            // does not go stale, and on SQLite the ping is one more round
+            // trip to the connection's worker thread per transaction.
+            let write = SqlitePoolOptions::new()
+                .max_connections(1)
+                .test_before_acquire(false)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect_with(connect.clone())
+                .await
+                .map_err(|e| Error::Unavailable(Box::new(e)))?;
+            SQLITE_MIGRATIONS
+                .run(&write)
+                .await
+                .map_err(Error::internal)?;
+            let read = SqlitePoolOptions::new()
+                .max_connections(options.max_connections.max(1))
+                .test_before_acquire(false)
+                .acquire_timeout(Duration::from_secs(30))
+                .connect_with(connect.read_only(true))
+                .await
+                .map_err(|e| Error::Unavailable(Box::new(e)))?;
+            Backend::Sqlite { read, write }
+        } else {
+            return Err(Error::validation(
+                "database URL must start with sqlite:// or postgres://".to_string(),
+            ));
+        };
+        let (bus, _) = broadcast::channel(EVENT_BUS_CAPACITY);
+        Ok(Self {
+            backend: Arc::new(backend),
+            bus,
+            wake,
+        })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match *self.backend {
+            Backend::Sqlite { .. } => Dialect::Sqlite,
+            Backend::Postgres { .. } => Dialect::Postgres,
+        }
+    }
+
+    /// Starts a write transaction. On SQLite this waits for the one writer
+    /// connection.
+    pub async fn begin(&self) -> Result<Tx> {
+        let (inner, notifier) = match &*self.backend {
+            Backend::Sqlite { write, .. } => (TxInner::Sqlite(write.begin().await?), None),
+            Backend::Postgres { pool, notifier, .. } => (
+                TxInner::Postgres(pool.begin().await?),
+                Some(notifier.clone()),
+            ),
+        };
+        Ok(Tx {
+            inner,
+            pending: Vec::new(),
+            buses: Arc::new((self.bus.clone(), self.wake.clone(), notifier)),
+            logs_written: false,
+        })
+    }
+
+    /// A connection for reads (outside any transaction).
+    pub async fn read(&self) -> Result<Conn> {
+        Ok(match &*self.backend {
+            Backend::Sqlite { read, .. } => Conn::Sqlite(read.acquire().await?),
+            Backend::Postgres { pool, .. } => Conn::Postgres(pool.acquire().await?),
+        })
+    }
+
+    /// Checks that the database answers.
+    pub async fn ping(&self) -> Result<()> {
+        let mut conn = self.read().await?;
+        on_db!(&mut conn, c => sqlx::query("SELECT 1").execute(c).await.map(|_| ()))
+            .map_err(|e| Error::Unavailable(Box::new(e)))
+    }
+
+    /// Subscribes to events as their transactions commit.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
+        self.bus.subscribe()
+    }
+
+    /// Wake-ups for streams: a [`Topic`] each time a transaction that wrote
+    /// log rows or events commits, here or (PostgreSQL) on another replica.
+    pub fn wakeups(&self) -> broadcast::Receiver<Topic> {
+        self.wake.subscribe()
+    }
+
+    /// Closes every pool (waits for checked-out connections to return).
+    pub async fn close(&self) {
+        match &*self.backend {
+            Backend::Sqlite { read, write } => {
+                read.close().await;
+                write.close().await;
+            }
+            Backend::Postgres {
+                pool,
+                listener,
+                notifier_task,
+                ..
+            } => {
+                listener.abort();
+                notifier_task.abort();
+                pool.close().await
+            }
+        }
+    }
+}
+
+/// Listens for other replicas' NOTIFYs and turns them into local wake-ups.
+/// A lost connection wakes every stream (notifications may have been missed
+/// while it was down) and the listener reconnects.
+fn spawn_listener(pool: PgPool, wake: broadcast::Sender<Topic>) -> tokio::task::AbortHandle {
+    tokio::spawn(async move {
+        loop {
+            let mut listener = match sqlx::postgres::PgListener::connect_with(&pool).await {
+                Ok(listener) => listener,
+                Err(e) => {
+                    tracing::warn!(error = %e, "LISTEN connection failed; retrying");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            if let Err(e) = listener.listen_all([NOTIFY_LOGS, NOTIFY_EVENTS]).await {
+                tracing::warn!(error = %e, "LISTEN failed; retrying");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            loop {
+                match listener.try_recv().await {
+                    Ok(Some(notification)) => {
+                        let topic = if notification.channel() == NOTIFY_LOGS {
+                            Topic::Logs
+                        } else {
+                            Topic::Events
+                        };
+                        let _ = wake.send(topic);
+                    }
+                    Ok(None) => {
+                        let _ = wake.send(Topic::Logs);
+                        let _ = wake.send(Topic::Events);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "LISTEN connection lost; reconnecting");
+                        let _ = wake.send(Topic::Logs);
+                        let _ = wake.send(Topic::Events);
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        break;
+                    }
+                }
+            }
+        }
+    })
+    .abort_handle()
+}
+
+/// A borrowed connection of either backend; what [`on_db!`] matches on.
+pub enum Db<'c> {
+    Sqlite(&'c mut SqliteConnection),
+    Postgres(&'c mut PgConnection),
+}
+
+/// Anything a repository function can run queries on.
+pub trait Access: Send {
+    fn db(&mut self) -> Db<'_>;
+}
+
+enum TxInner {
+    Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
+    Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
+}
+
+/// What a committed transaction tells: the event bus, the wake-up bus and
+/// (PostgreSQL) the NOTIFY sender.
+type Buses = (
+    broadcast::Sender<Arc<Event>>,
+    broadcast::Sender<Topic>,
+    Option<Arc<PgNotifier>>,
+);
+
+/// A write transaction. Dropping it without [`Tx::commit`] rolls back, and
+/// the events it recorded are never published.
+pub struct Tx {
+    inner: TxInner,
+    pending: Vec<Event>,
+    /// The event bus, the wake-up bus and (PostgreSQL) the NOTIFY sender
+    /// (one pointer keeps `Tx` small).
+    buses: Arc<Buses>,
+    logs_written: bool,
+}
+
+impl Tx {
+    /// Notes that this transaction wrote log rows, so log streams (on every
+    /// replica) wake up when it commits.
+    pub(crate) fn mark_logs_written(&mut self) {
+        self.logs_written = true;
+    }
+
+    /// Queues an event (already inserted in this transaction) for publication
+    /// after commit.
+    pub(crate) fn publish_after_commit(&mut self, event: Event) {
+        self.pending.push(event);
+    }
+
+    /// Commits, then publishes the transaction's events. On PostgreSQL a
+    /// transaction that wrote events or log rows then has a NOTIFY sent (by
+    /// [`PgNotifier`], after the commit, never inside the transaction), which
+    /// wakes every replica's listener.
+    pub async fn commit(self) -> Result<()> {
+        let wrote_events = !self.pending.is_empty();
+        let wrote_logs = self.logs_written;
+        match self.inner {
+            TxInner::Sqlite(tx) => tx.commit().await?,
+            TxInner::Postgres(tx) => tx.commit().await?,
+        }
+        let (bus, wake, notifier) = &*self.buses;
+        if let Some(notifier) = notifier {
+            notifier.request(wrote_events, wrote_logs);
+        }
+        if wrote_events {
+            let _ = wake.send(Topic::Events);
+        }
+        if wrote_logs {
+            let _ = wake.send(Topic::Logs);
+        }
+        for event in self.pending {
+            // No subscriber is not an error: streams come and go.
+            let _ = bus.send(Arc::new(event));
+        }
+        Ok(())
+    }
+}
+
+impl Access for Tx {
+    fn db(&mut self) -> Db<'_> {
+        match &mut self.inner {
+            TxInner::Sqlite(tx) => Db::Sqlite(tx),
+            TxInner::Postgres(tx) => Db::Postgres(tx),
+        }
+    }
+}
+
+/// A pooled connection for reads.
+pub enum Conn {
+    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
+    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
+}
+
+impl Access for Conn {
+    fn db(&mut self) -> Db<'_> {
+        match self {
+            Conn::Sqlite(c) => Db::Sqlite(c),
+            Conn::Postgres(c) => Db::Postgres(c),
+        }
+    }
+}
+
+/// Whether a database error is a unique-constraint violation (a duplicate).
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
+}
+
+/// The longest search string a list filter takes, in characters. Longer ones
+/// are refused (400) rather than handed to `LIKE` (SQLite refuses patterns
+/// past 50,000 bytes, and no one searches by a page of text).
+pub const MAX_SEARCH_CHARS: usize = 512;
+
+/// The `LIKE` pattern of a "contains" search for `text` (trimmed; `None`
+/// when empty), with `\`, `%` and `_` escaped so the search is a literal
+/// substring: use it as `column LIKE $n ESCAPE '\'` (lowercase the pattern
+/// for `LOWER(column)`). Text longer than [`MAX_SEARCH_CHARS`] is a 400
+/// naming `field`.
+pub(crate) fn contains_pattern(field: &str, text: Option<&str>) -> Result<Option<String>> {
+    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    if text.chars().count() > MAX_SEARCH_CHARS {
+        return Err(Error::invalid_field(
+            field,
+            format!("must be at most {MAX_SEARCH_CHARS} characters"),
+        ));
+    }
+    let escaped = text
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    Ok(Some(format!("%{escaped}%")))
+}

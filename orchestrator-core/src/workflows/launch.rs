@@ -1,0 +1,265 @@
+//! Launching workflows: `POST /workflows` and the planning workflow of a
+//! workspace, with their stages and the first activation.
+
+use crate::api::{
+    CreateWorkflow, InitialInputPacket, LiveVisibilityMode, PlanningWorkflow, Timestamp, Workflow,
+};
+use crate::caller::Caller;
+use crate::control_plane::ControlPlane;
+use crate::error::{Error, Result};
+use crate::events::{self, NewEvent};
+use crate::idempotency::{Storage, begin_write};
+use crate::store::{Tx, on_db};
+use serde_json::{Value, json};
+use sqlx::types::Json;
+use std::collections::BTreeMap;
+use uuid::Uuid;
+
+use super::activations;
+use super::refs;
+use super::refs::{PlaybookRef, lookup_playbook, lookup_workspace};
+use super::rows::{WorkflowRow, find};
+
+/// Stages from a playbook definition: `definition.stages[].name` (and `goal`).
+pub(crate) fn stages_of(definition: &Value) -> Vec<(String, Option<String>)> {
+    definition
+        .get("stages")
+        .and_then(Value::as_array)
+        .map(|stages| {
+            stages
+                .iter()
+                .filter_map(|s| {
+                    let name = s
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .or_else(|| s.as_str())?;
+                    let goal = s.get("goal").and_then(Value::as_str).map(str::to_owned);
+                    Some((name.to_owned(), goal))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Everything a new workflow row holds.
+pub(crate) struct NewWorkflow {
+    pub workspace_id: Uuid,
+    pub playbook: PlaybookRef,
+    pub name: String,
+    pub operator_note: Option<String>,
+    pub parameters: BTreeMap<String, String>,
+    pub metadata: Value,
+    pub budget: crate::api::Budget,
+    pub live_visibility_mode: LiveVisibilityMode,
+    pub initial_input_packet: Option<InitialInputPacket>,
+    pub lineage_id: Option<Uuid>,
+    pub attempt_number: i32,
+    pub attempt_kind: &'static str,
+    pub redrive_of: Option<Uuid>,
+    pub activation_reason: &'static str,
+}
+
+pub(crate) fn validate_packet(packet: Option<&InitialInputPacket>, field: &str) -> Result<()> {
+    use base64::Engine;
+    for (i, file) in packet
+        .and_then(|p| p.files.as_ref())
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        if file.file_name.trim().is_empty() {
+            return Err(Error::invalid_field(
+                &format!("{field}.files.{i}.file_name"),
+                "is required",
+            ));
+        }
+        if base64::engine::general_purpose::STANDARD
+            .decode(&file.content_base64)
+            .is_err()
+        {
+            return Err(Error::invalid_field(
+                &format!("{field}.files.{i}.content_base64"),
+                "must be base64",
+            ));
+        }
+    }
+    if packet
+        .and_then(|p| p.structured_inputs.as_ref())
+        .is_some_and(|v| !v.is_object())
+    {
+        return Err(Error::schema_field(
+            &format!("{field}.structured_inputs"),
+            "must be a JSON object",
+        ));
+    }
+    Ok(())
+}
+
+/// Inserts a workflow with its stages and its `workflow.created` activation
+/// (dispatched at once), in `tx`.
+pub(crate) async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Result<WorkflowRow> {
+    let id = Uuid::new_v4();
+    let now = Timestamp::now().as_datetime();
+    let lifecycle = new.playbook.lifecycle.clone();
+    on_db!(tx, c => sqlx::query(
+        "INSERT INTO workflows (id, tenant_id, workspace_id, playbook_id, name, state, lifecycle, operator_note, \
+         parameters, metadata, token_budget, cost_cap_usd, max_duration_minutes, live_visibility_mode, \
+         initial_input_packet, lineage_id, attempt_number, attempt_kind, redrive_of, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)",
+    )
+    .bind(id)
+    .bind(caller.tenant_id)
+    .bind(new.workspace_id)
+    .bind(new.playbook.id)
+    .bind(new.name.trim())
+    .bind(&lifecycle)
+    .bind(&new.operator_note)
+    .bind(Json(&new.parameters))
+    .bind(Json(&new.metadata))
+    .bind(new.budget.token_budget)
+    .bind(new.budget.cost_cap_usd)
+    .bind(new.budget.max_duration_minutes)
+    .bind(match new.live_visibility_mode { LiveVisibilityMode::Enhanced => "enhanced", LiveVisibilityMode::Standard => "standard" })
+    .bind(new.initial_input_packet.as_ref().map(Json))
+    .bind(new.lineage_id.unwrap_or(id))
+    .bind(new.attempt_number)
+    .bind(new.attempt_kind)
+    .bind(new.redrive_of)
+    .bind(now)
+    .execute(c)
+    .await
+    .map(|r| r.rows_affected()))?;
+    let row = find(tx, caller.tenant_id, id)
+        .await?
+        .ok_or(Error::not_found("workflow"))?;
+    for (position, (name, goal)) in stages_of(&new.playbook.definition).into_iter().enumerate() {
+        let status = if position == 0 { "active" } else { "pending" };
+        on_db!(tx, c => sqlx::query(
+            "INSERT INTO workflow_stages (workflow_id, position, name, goal, status, started_at) VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(id)
+        .bind(position as i32)
+        .bind(&name)
+        .bind(&goal)
+        .bind(status)
+        .bind((position == 0).then_some(now))
+        .execute(c).await.map(|r| r.rows_affected()))?;
+    }
+    let mut event = NewEvent::new(
+        "workflow.created",
+        "workflow",
+        id,
+        json!({ "workflow_id": id, "name": row.name, "playbook_id": new.playbook.id, "state": "pending",
+                "attempt_number": new.attempt_number, "attempt_kind": new.attempt_kind, "redrive_of": new.redrive_of }),
+    );
+    event.workflow_id = Some(id);
+    event.workspace_id = Some(new.workspace_id);
+    events::record(tx, caller, caller.tenant_id, event).await?;
+    activations::enqueue_in(
+        tx,
+        caller,
+        &row,
+        new.activation_reason,
+        "workflow.created",
+        json!({ "workflow_id": id, "name": row.name }),
+    )
+    .await?;
+    Ok(row)
+}
+
+impl ControlPlane {
+    /// `POST /workflows`: the playbook and workspace must exist in the tenant.
+    pub async fn create_workflow(
+        &self,
+        caller: &Caller,
+        request: CreateWorkflow,
+    ) -> Result<Workflow> {
+        if request.name.trim().is_empty() || request.name.len() > 200 {
+            return Err(Error::invalid_field("name", "must be 1 to 200 characters"));
+        }
+        if request.metadata.as_ref().is_some_and(|m| !m.is_object()) {
+            return Err(Error::schema_field("metadata", "must be a JSON object"));
+        }
+        validate_packet(
+            request.initial_input_packet.as_ref(),
+            "initial_input_packet",
+        )?;
+        let mut write = begin_write!(self, caller, "workflows.create", request, Storage::Plain);
+        let playbook = lookup_playbook(&mut write.tx, caller.tenant_id, request.playbook_id)
+            .await?
+            .ok_or_else(|| Error::invalid_field("playbook_id", "no such playbook"))?;
+        lookup_workspace(&mut write.tx, caller.tenant_id, request.workspace_id)
+            .await?
+            .ok_or_else(|| Error::invalid_field("workspace_id", "no such workspace"))?;
+        let row = insert(
+            &mut write.tx,
+            caller,
+            NewWorkflow {
+                workspace_id: request.workspace_id,
+                playbook,
+                name: request.name.clone(),
+                operator_note: request.operator_note.clone(),
+                parameters: request.parameters.clone().unwrap_or_default(),
+                metadata: request.metadata.clone().unwrap_or_else(|| json!({})),
+                budget: request.budget.clone().unwrap_or_default(),
+                live_visibility_mode: request.live_visibility_mode.unwrap_or_default(),
+                initial_input_packet: request.initial_input_packet.clone(),
+                lineage_id: None,
+                attempt_number: 1,
+                attempt_kind: "initial",
+                redrive_of: None,
+                activation_reason: "workflow created",
+            },
+        )
+        .await?;
+        let workflow = row.to_api();
+        write.finish(workflow).await
+    }
+
+    /// `POST /workspaces/:id/planning-workflow`: launches `playbook_id` (or,
+    /// when absent, the tenant's newest active playbook) for the workspace,
+    /// with the brief as `initial_input_packet.summary`.
+    pub async fn planning_workflow(
+        &self,
+        caller: &Caller,
+        workspace_id: Uuid,
+        request: PlanningWorkflow,
+    ) -> Result<Workflow> {
+        if request.brief.trim().is_empty() {
+            return Err(Error::invalid_field("brief", "is required"));
+        }
+        let mut conn = self.store().read().await?;
+        lookup_workspace(&mut conn, caller.tenant_id, workspace_id)
+            .await?
+            .ok_or(Error::not_found("workspace"))?;
+        let playbook_id = match request.playbook_id {
+            Some(id) => id,
+            None => refs::newest_active_playbook(&mut conn, caller.tenant_id)
+                .await?
+                .ok_or_else(|| {
+                    Error::invalid_field(
+                        "playbook_id",
+                        "no active playbook exists; create one or name one",
+                    )
+                })?,
+        };
+        drop(conn);
+        self.create_workflow(
+            caller,
+            CreateWorkflow {
+                request_id: request.request_id.clone(),
+                playbook_id,
+                workspace_id,
+                name: request.name.clone(),
+                initial_input_packet: Some(InitialInputPacket {
+                    summary: Some(request.brief.clone()),
+                    structured_inputs: None,
+                    files: None,
+                }),
+                metadata: Some(json!({ "planning": true })),
+                ..Default::default()
+            },
+        )
+        .await
+    }
+}

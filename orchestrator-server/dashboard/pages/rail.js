@@ -1,0 +1,93 @@
+// The workflow rail: live / recent / history, with filters and pages kept in
+// the URL so a view can be bookmarked. Live mode refreshes on workflow events.
+
+import * as api from '../api.js';
+import { h, fill, link, when, badge, errorBox, empty } from '../dom.js';
+
+const MODES = [['live', 'Live'], ['recent', 'Recent (24 h)'], ['history', 'History']];
+
+export function railPage(main, { query, navigate, setTitle }) {
+  setTitle('Workflows');
+  const state = {
+    mode: query.get('mode') || 'live',
+    needs_action_only: query.get('needs_action_only') === 'true',
+    lifecycle: query.get('lifecycle') || 'all',
+    search: query.get('search') || '',
+    page: Number(query.get('page') || 1),
+    per_page: 20,
+  };
+  const go = (changes) => {
+    const next = { ...state, ...changes };
+    navigate(`/ui/workflows${api.query({ mode: next.mode, needs_action_only: next.needs_action_only ? 'true' : '', lifecycle: next.lifecycle === 'all' ? '' : next.lifecycle, search: next.search, page: next.page > 1 ? next.page : '' })}`);
+  };
+
+  const tabs = h('div', { class: 'tabs', role: 'tablist' }, MODES.map(([mode, label]) =>
+    h('button', { type: 'button', role: 'tab', 'aria-selected': String(state.mode === mode), class: state.mode === mode ? 'tab on' : 'tab', onclick: () => go({ mode, page: 1 }) }, label)));
+  const search = h('input', { type: 'search', id: 'rail-search', placeholder: 'Search by name', value: state.search, 'aria-label': 'Search workflows' });
+  const lifecycle = h('select', { 'aria-label': 'Lifecycle', onchange: (e) => go({ lifecycle: e.target.value, page: 1 }) },
+    ['all', 'planned', 'ongoing'].map((l) => h('option', { value: l, selected: l === state.lifecycle }, `Lifecycle: ${l}`)));
+  const needs = h('label', { class: 'check' }, h('input', { type: 'checkbox', checked: state.needs_action_only, onchange: (e) => go({ needs_action_only: e.target.checked, page: 1 }) }), ' Needs action only');
+  const toolbar = h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go({ search: search.value.trim(), page: 1 }); } },
+    search, lifecycle, needs, h('button', { type: 'submit' }, 'Search'));
+  const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading workflows…'));
+
+  fill(main,
+    h('div', { class: 'heading' }, h('h1', {}, 'Workflows'), link('/ui/launch', 'Launch a workflow')),
+    tabs, toolbar, list);
+
+  let loading = false;
+  async function load() {
+    if (loading) return;
+    loading = true;
+    try {
+      const answer = await api.get(`/operations/workflows/rail${api.query({ mode: state.mode, needs_action_only: state.needs_action_only ? 'true' : '', lifecycle: state.lifecycle, search: state.search, page: state.page, per_page: state.per_page })}`);
+      fill(list, table(answer.data), pager(answer.meta, (page) => go({ page })));
+    } catch (e) {
+      fill(list, errorBox(e));
+    } finally {
+      loading = false;
+    }
+  }
+  load();
+  // Live mode follows workflow and task changes; a burst refreshes once.
+  if (state.mode !== 'live') return null;
+  let timer = null;
+  const stop = api.follow('/events/stream', (frame) => {
+    if (frame.event === 'heartbeat') return;
+    clearTimeout(timer);
+    timer = setTimeout(load, 400);
+  });
+  return () => { stop(); clearTimeout(timer); };
+}
+
+function table(items) {
+  if (!items.length) return empty('No workflows here yet. Launch one, or try another mode or filter.');
+  return h('table', { class: 'list', id: 'rail' },
+    h('thead', {}, h('tr', {}, ['Workflow', 'State', 'Playbook', 'Workspace', 'Tasks', 'Updated'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, items.map((w) => h('tr', { dataset: { id: w.id } },
+      h('td', {}, link(`/ui/workflows/${w.id}`, w.name), w.needs_action ? h('span', { class: 'badge s-escalated', title: 'A task is escalated, failed or awaiting assessment' }, 'needs action') : null),
+      h('td', {}, badge(w.state)),
+      h('td', {}, w.playbook_name || '—'),
+      h('td', {}, w.workspace_name || '—'),
+      h('td', {}, progress(w.task_counts)),
+      h('td', {}, when(w.updated_at))))));
+}
+
+/** A bar of finished tasks over all tasks, with the counts on hover. */
+export function progress(counts) {
+  const total = Object.values(counts || {}).reduce((a, b) => a + b, 0);
+  const done = (counts.completed || 0);
+  const detail = Object.entries(counts || {}).filter(([, n]) => n > 0).map(([s, n]) => `${s.replaceAll('_', ' ')}: ${n}`).join(', ') || 'no tasks';
+  return h('span', { class: 'progress', title: detail },
+    h('meter', { min: 0, max: Math.max(total, 1), value: done }),
+    ` ${done}/${total}`);
+}
+
+/** Previous / next with "page x of y". */
+export function pager(meta, goTo) {
+  if (!meta || !meta.pages || meta.pages <= 1) return meta ? h('p', { class: 'muted small' }, `${meta.total} in all`) : null;
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' },
+    h('button', { type: 'button', disabled: meta.page <= 1, onclick: () => goTo(meta.page - 1) }, '← Previous'),
+    h('span', {}, `Page ${meta.page} of ${meta.pages} · ${meta.total} in all`),
+    h('button', { type: 'button', disabled: meta.page >= meta.pages, onclick: () => goTo(meta.page + 1) }, 'Next →'));
+}

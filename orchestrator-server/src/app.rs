@@ -1,0 +1,204 @@
+//! The request pipeline, in order: route → credentials → scope → rate limit →
+//! body → handler. Every step fails into the error envelope.
+
+use crate::credentials::{self, Presented};
+use crate::error::ApiError;
+use crate::rate_limit::{Budget, Limiter};
+use crate::request::Req;
+use crate::response::Body;
+use crate::router::Router;
+use crate::routes::{self, Access, Route};
+use bytes::Bytes;
+use futures_util::FutureExt;
+use http::{HeaderMap, HeaderValue, Request, Response, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use orchestrator_core::{Caller, ControlPlane, Error};
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Instant;
+use uuid::Uuid;
+
+pub(crate) struct App {
+    pub core: ControlPlane,
+    router: Router,
+    limiter: Option<Limiter>,
+    /// Turns `true` when the server shuts down; streams end on it.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+impl App {
+    pub fn new(
+        core: ControlPlane,
+        rate_limit_per_minute: u32,
+        stopping: tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
+        Self {
+            core,
+            router: Router::new(routes::table()),
+            limiter: Limiter::new(rate_limit_per_minute),
+            stopping,
+        }
+    }
+
+    /// Serves one request; never fails (every error is a response).
+    pub async fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+    ) -> Response<Body> {
+        let started = Instant::now();
+        let request_id = request_id_of(request.headers());
+        let method = request.method().clone();
+        let path = request.uri().path().to_owned();
+        let (route_label, result) = match self.router.find(&method, &path) {
+            Ok(matched) => {
+                let label = matched.route.path;
+                (
+                    label,
+                    self.run(matched.route, matched.params, request, peer, &request_id)
+                        .await,
+                )
+            }
+            Err(e) => ("(unmatched)", Err(e)),
+        };
+        let mut response = result.unwrap_or_else(|e| e.into_response(&request_id));
+        if response.status() == http::StatusCode::PAYLOAD_TOO_LARGE {
+            // The rest of a refused body may still be on the wire: close the
+            // connection rather than read it as the next request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+        }
+        if let Ok(value) = HeaderValue::from_str(&request_id) {
+            response.headers_mut().insert("x-request-id", value);
+        }
+        tracing::info!(
+            target: "orch::http",
+            method = %method,
+            route = route_label,
+            status = response.status().as_u16(),
+            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            request_id = %request_id,
+            "request"
+        );
+        response
+    }
+
+    async fn run(
+        self: &Arc<Self>,
+        route: &Route,
+        params: Vec<(String, String)>,
+        request: Request<Incoming>,
+        peer: SocketAddr,
+        request_id: &str,
+    ) -> Result<Response<Body>, ApiError> {
+        let (parts, body) = request.into_parts();
+        // A websocket upgrade of a route that takes one goes to the upgrade
+        // handler, with its scope, never rate limited.
+        let upgrade = route
+            .upgrade
+            .as_ref()
+            .filter(|_| crate::ws::is_upgrade(&parts.method, &parts.headers));
+        let (access, rate_limited, handler) = match upgrade {
+            Some((scope, handler)) => (Access::Scoped(*scope), false, handler),
+            None => (route.access, route.rate_limited, &route.handler),
+        };
+        let caller = match access {
+            Access::Public => None,
+            Access::Scoped(scope) => {
+                let caller = self.authenticate(&parts.method, &parts.headers).await?;
+                caller.require(scope)?;
+                Some(caller)
+            }
+        };
+        if rate_limited && let Some(limiter) = &self.limiter {
+            let budget = caller
+                .as_ref()
+                .map_or(Budget::Address(peer.ip()), |c| Budget::Key(c.key_id));
+            limiter.check(&budget)?;
+        }
+        crate::request::check_uri(&parts.uri)?;
+        let body = read_body(&parts.headers, body, route.body_limit).await?;
+        let req = Req {
+            parts,
+            params,
+            body,
+            caller,
+            request_id: request_id.to_owned(),
+        };
+        // A bug in a handler answers 500 with the envelope instead of
+        // dropping the connection.
+        let reply = match AssertUnwindSafe(handler(Arc::clone(self), req))
+            .catch_unwind()
+            .await
+        {
+            Ok(result) => result?,
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "handler panicked".to_owned());
+                return Err(Error::internal(format!("handler panicked: {message}")).into());
+            }
+        };
+        Ok(reply.into_response())
+    }
+
+    /// Bearer header first, then the access cookie (with the CSRF rule for
+    /// state-changing methods).
+    async fn authenticate(
+        &self,
+        method: &http::Method,
+        headers: &HeaderMap,
+    ) -> Result<Caller, Error> {
+        match credentials::presented(headers)? {
+            Presented::Bearer(token) => self.core.authenticate(&token).await,
+            Presented::Cookie(token) => {
+                if credentials::is_state_changing(method) {
+                    credentials::check_csrf(headers)?;
+                }
+                self.core.authenticate(&token).await
+            }
+            Presented::None => Err(Error::unauthorized(
+                "missing credentials: send `Authorization: Bearer <API key or access token>` or sign in for a session cookie",
+            )),
+        }
+    }
+}
+
+/// Reads the whole body, refusing it with 413 past `limit` bytes (by
+/// `Content-Length` up front, or while reading a body without one).
+async fn read_body(headers: &HeaderMap, body: Incoming, limit: usize) -> Result<Bytes, Error> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > limit as u64) {
+        return Err(Error::PayloadTooLarge { limit });
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(Error::PayloadTooLarge { limit })
+        }
+        Err(e) => Err(Error::validation(format!(
+            "could not read the request body: {e}"
+        ))),
+    }
+}
+
+/// The caller's `X-Request-Id` when it is sane, else a new UUID.
+fn request_id_of(headers: &HeaderMap) -> String {
+    headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_owned)
+        .unwrap_or_else(|| Uuid::new_v4().to_string())
+}

@@ -1,0 +1,46 @@
+//! Server configuration: where to listen and the limits of the HTTP layer,
+//! around the core's own configuration.
+
+use orchestrator_core::CoreConfig;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+/// Default requests a minute per key.
+pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 1200;
+/// Largest JSON body a route accepts unless it says otherwise (1 MiB).
+pub const DEFAULT_JSON_BODY_LIMIT: usize = 1024 * 1024;
+/// Largest body of a file upload route (16 MiB, decisions §8).
+pub const UPLOAD_BODY_LIMIT: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Address to bind; port 0 picks a free port.
+    pub listen: SocketAddr,
+    pub core: CoreConfig,
+    /// Requests a minute per API key (and per client address for the
+    /// unauthenticated auth routes); 0 turns the limiter off.
+    pub rate_limit_per_minute: u32,
+    /// How long shutdown waits for in-flight requests.
+    pub shutdown_grace: Duration,
+    /// A second address serving the same application (the dashboard and the
+    /// API it calls on one origin); `None` by default.
+    pub dashboard_listen: Option<SocketAddr>,
+}
+
+impl ServerConfig {
+    pub fn new(listen: SocketAddr, database_url: impl Into<String>) -> Self {
+        Self {
+            listen,
+            core: CoreConfig::new(database_url),
+            rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
+            shutdown_grace: Duration::from_secs(30),
+            dashboard_listen: None,
+        }
+    }
+
+    /// The embedded default: a SQLite file in `data_dir`.
+    pub fn sqlite_url(data_dir: &Path) -> String {
+        format!("sqlite://{}", data_dir.join("orch.db").display())
+    }
+}

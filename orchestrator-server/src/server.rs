@@ -1,0 +1,276 @@
+//! Sockets and lifecycle: bind, accept, serve HTTP/1.1 with keep-alive, and
+//! shut down gracefully (stop accepting, let in-flight requests finish within
+//! the grace period).
+
+use crate::app::App;
+use crate::config::ServerConfig;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use orchestrator_core::ControlPlane;
+use orchestrator_core::control_plane::GeneratedBootstrapKey;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("could not open the control plane: {0}")]
+    Core(#[from] orchestrator_core::Error),
+    #[error("could not listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("could not wait for the shutdown signal: {0}")]
+    Signal(std::io::Error),
+}
+
+/// A running server.
+pub struct ServerHandle {
+    addr: SocketAddr,
+    dashboard_addr: Option<SocketAddr>,
+    core: ControlPlane,
+    generated_keys: Vec<GeneratedBootstrapKey>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for ServerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerHandle")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+impl ServerHandle {
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The bound dashboard address, when `dashboard_listen` was set.
+    pub fn dashboard_addr(&self) -> Option<SocketAddr> {
+        self.dashboard_addr
+    }
+
+    /// The embedded control plane.
+    pub fn control_plane(&self) -> &ControlPlane {
+        &self.core
+    }
+
+    /// Bootstrap keys this first start generated; empty on later starts.
+    pub fn generated_keys(&self) -> &[GeneratedBootstrapKey] {
+        &self.generated_keys
+    }
+
+    /// Stops accepting, waits for in-flight requests (up to the grace
+    /// period), then closes the database.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+        self.core.store().close().await;
+    }
+}
+
+/// Opens the control plane and starts serving in the background.
+pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
+    let core = ControlPlane::open(config.core.clone()).await?;
+    let generated_keys = core.take_generated_keys();
+    let (listener, addr) = bind(config.listen).await?;
+    let dashboard = match config.dashboard_listen {
+        Some(at) => Some(bind(at).await?),
+        None => None,
+    };
+    let dashboard_addr = dashboard.as_ref().map(|(_, addr)| *addr);
+    let (stop, stopped) = watch::channel(false);
+    let app = Arc::new(App::new(
+        core.clone(),
+        config.rate_limit_per_minute,
+        stopped.clone(),
+    ));
+    // The dashboard address serves the same application, so its pages and
+    // the API they call share one origin (and its cookies).
+    let second = dashboard.map(|(listener, _)| {
+        tokio::spawn(accept_loop(
+            listener,
+            Arc::clone(&app),
+            stopped.clone(),
+            config.shutdown_grace,
+        ))
+    });
+    let first = tokio::spawn(accept_loop(
+        listener,
+        app,
+        stopped.clone(),
+        config.shutdown_grace,
+    ));
+    let task = tokio::spawn(async move {
+        let _ = first.await;
+        if let Some(second) = second {
+            let _ = second.await;
+        }
+    });
+    tokio::spawn(liveness_loop(core.clone(), stopped.clone()));
+    tokio::spawn(maintenance_loop(core.clone(), stopped));
+    tracing::info!(%addr, database = core.store().dialect().as_str(), "orch control plane listening");
+    Ok(ServerHandle {
+        addr,
+        dashboard_addr,
+        core,
+        generated_keys,
+        stop,
+        task,
+    })
+}
+
+async fn bind(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), ServeError> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    Ok((listener, bound))
+}
+
+/// Serves until SIGINT or SIGTERM, then shuts down gracefully.
+pub async fn serve(config: ServerConfig) -> Result<(), ServeError> {
+    let handle = start(config).await?;
+    eprintln!(
+        "\norch is listening on http://{addr}; the dashboard is at http://{addr}/",
+        addr = handle.local_addr()
+    );
+    if let Some(addr) = handle.dashboard_addr() {
+        eprintln!("the dashboard is also at http://{addr}/");
+    }
+    for key in handle.generated_keys() {
+        eprintln!(
+            "\nGenerated the first {scope} API key (shown once, store it now):\n\n    {key}\n",
+            scope = key.scope,
+            key = key.api_key
+        );
+    }
+    shutdown_signal().await.map_err(ServeError::Signal)?;
+    tracing::info!("shutting down: finishing in-flight requests");
+    handle.shutdown().await;
+    Ok(())
+}
+
+/// Accepts until stopped, then waits for the open connections to finish
+/// (each is told to shut down gracefully: in-flight requests complete, idle
+/// keep-alive connections close) for up to `grace`. Connections that became
+/// websockets are no longer HTTP connections: their handlers close them on
+/// `stopping` themselves.
+async fn accept_loop(
+    listener: TcpListener,
+    app: Arc<App>,
+    mut stopped: watch::Receiver<bool>,
+    grace: Duration,
+) {
+    // Every connection task holds a sender; all dropped = all connections done.
+    let (open, mut all_closed) = tokio::sync::mpsc::channel::<()>(1);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(accepted) => accepted,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off, keep serving.
+                        tracing::warn!(error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let app = Arc::clone(&app);
+                let service = service_fn(move |request| {
+                    let app = Arc::clone(&app);
+                    async move { Ok::<_, Infallible>(app.handle(request, peer).await) }
+                });
+                let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service).with_upgrades();
+                let mut stop = stopped.clone();
+                let open = open.clone();
+                tokio::spawn(async move {
+                    let _open = open;
+                    let mut connection = std::pin::pin!(connection);
+                    let result = tokio::select! {
+                        result = connection.as_mut() => result,
+                        _ = async { let _ = stop.wait_for(|stopping| *stopping).await; } => {
+                            connection.as_mut().graceful_shutdown();
+                            connection.await
+                        }
+                    };
+                    if let Err(e) = result {
+                        tracing::debug!(error = %e, %peer, "connection ended with an error");
+                    }
+                });
+            }
+            _ = stopped.changed() => break,
+        }
+    }
+    drop(listener);
+    drop(open);
+    tokio::select! {
+        _ = all_closed.recv() => {}
+        _ = tokio::time::sleep(grace) => tracing::warn!("grace period over; dropping remaining connections"),
+    }
+}
+
+/// Runs the retention sweep every hour (the first one a minute after start).
+async fn maintenance_loop(core: ControlPlane, mut stopped: watch::Receiver<bool>) {
+    let mut next = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            _ = stopped.changed() => return,
+        }
+        match core
+            .purge_expired(orchestrator_core::maintenance::IDEMPOTENCY_RETENTION)
+            .await
+        {
+            Ok(purged) => tracing::debug!(?purged, "retention sweep"),
+            Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
+        }
+        next = tokio::time::Instant::now() + Duration::from_secs(3600);
+    }
+}
+
+/// Runs the liveness and timeout sweep every `liveness_interval`.
+async fn liveness_loop(core: ControlPlane, mut stopped: watch::Receiver<bool>) {
+    let every = core
+        .config()
+        .liveness_interval
+        .max(Duration::from_millis(50));
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stopped.changed() => return,
+        }
+        match core.sweep_liveness().await {
+            Ok(swept) if swept != Default::default() => tracing::info!(?swept, "liveness sweep"),
+            Ok(_) => {}
+            Err(e) => tracing::warn!(error = %e, "liveness sweep failed"),
+        }
+    }
+}
+
+async fn shutdown_signal() -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tokio::select! {
+            result = tokio::signal::ctrl_c() => result,
+            _ = term.recv() => Ok(()),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        tokio::signal::ctrl_c().await
+    }
+}

@@ -1,0 +1,587 @@
+//! The operator dashboard in a real browser: headless Chromium driven over
+//! WebDriver (chromedriver) against a real server, on SQLite and PostgreSQL.
+//!
+//! Chromium and chromedriver come from Debian's `chromium` and
+//! `chromium-driver` packages (`.ci/run` installs them). A missing
+//! chromedriver fails the test with a clear message; nothing is skipped.
+
+use fantoccini::elements::Element;
+use fantoccini::wd::WebDriverCompatibleCommand;
+use fantoccini::{Client as Browser, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use orchestrator_client::api::{CreateTask, TaskState, WorkflowState};
+use orchestrator_tests::TestServer;
+use serde_json::{Value, json};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+/// How long a page may take to show what a step waits for.
+const PATIENCE: Duration = Duration::from_secs(15);
+
+/// A chromedriver process with one headless Chromium session; both end on
+/// drop (the session first, through `close`).
+struct Driver {
+    process: Child,
+    browser: Option<Browser>,
+}
+
+impl Driver {
+    async fn start() -> Self {
+        let binary = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+        let port = free_port();
+        // Its own process group: the browser it starts joins it, so a test
+        // that fails before closing the session still leaves nothing behind.
+        let process = Command::new(&binary)
+            .arg(format!("--port={port}"))
+            .process_group(0)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot run `{binary}` ({e}). The dashboard tests need headless Chromium and its \
+                     WebDriver: `apt-get install -y chromium chromium-driver` (CI's .ci/run does this), \
+                     or point CHROMEDRIVER at the binary."
+                )
+            });
+        let mut caps = serde_json::Map::new();
+        caps.insert("browserName".into(), json!("chrome"));
+        caps.insert("goog:loggingPrefs".into(), json!({ "browser": "ALL" }));
+        caps.insert(
+            "goog:chromeOptions".into(),
+            json!({ "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"] }),
+        );
+        let started = Instant::now();
+        let browser = loop {
+            match ClientBuilder::new(HttpConnector::new())
+                .capabilities(caps.clone())
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(browser) => break browser,
+                Err(e) if started.elapsed() < Duration::from_secs(10) => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("chromedriver on port {port} did not start a session: {e}"),
+            }
+        };
+        Self {
+            process,
+            browser: Some(browser),
+        }
+    }
+
+    fn browser(&self) -> &Browser {
+        self.browser.as_ref().expect("session open")
+    }
+
+    /// The browser console's errors since the last call (chromedriver's
+    /// log endpoint), each as "level message".
+    async fn console_errors(&self) -> Vec<String> {
+        let entries = self
+            .browser()
+            .issue_cmd(BrowserLog)
+            .await
+            .expect("read the browser log");
+        entries
+            .as_array()
+            .expect("log entries")
+            .iter()
+            .filter(|e| e["level"] == "SEVERE")
+            .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// Closes the session after checking the console: no errors at all, or
+    /// only failed requests whose status the test expects (a refused key).
+    async fn close_expecting(self, expected_statuses: &[u16]) {
+        let errors = self.console_errors().await;
+        let unexpected: Vec<&String> = errors
+            .iter()
+            .filter(|e| {
+                !expected_statuses
+                    .iter()
+                    .any(|s| e.contains(&format!("status of {s}")))
+            })
+            .collect();
+        assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
+        self.close_session().await;
+    }
+
+    async fn close(self) {
+        self.close_expecting(&[]).await;
+    }
+
+    async fn close_session(mut self) {
+        if let Some(browser) = self.browser.take() {
+            let _ = browser.close().await;
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // The whole group (chromedriver and the browser), then the driver.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--"])
+            .arg(format!("-{}", self.process.id()))
+            .stderr(Stdio::null())
+            .status();
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+/// chromedriver's `POST /session/:id/se/log` (type `browser`).
+#[derive(Debug)]
+struct BrowserLog;
+
+impl WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(r#"{"type":"browser"}"#.into()))
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// Waits until `css` matches an element whose text contains `text`.
+async fn wait_text(browser: &Browser, css: &str, text: &str) -> Element {
+    let started = Instant::now();
+    loop {
+        if let Ok(elements) = browser.find_all(Locator::Css(css)).await {
+            for element in elements {
+                if element.text().await.is_ok_and(|t| t.contains(text)) {
+                    return element;
+                }
+            }
+        }
+        if started.elapsed() > PATIENCE {
+            let page = browser
+                .source()
+                .await
+                .unwrap_or_default()
+                .chars()
+                .take(3000)
+                .collect::<String>();
+            panic!("no `{css}` containing {text:?} within {PATIENCE:?}; page: {page}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_css(browser: &Browser, css: &str) -> Element {
+    browser
+        .wait()
+        .at_most(PATIENCE)
+        .for_element(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("no `{css}` within {PATIENCE:?}: {e}"))
+}
+
+async fn wait_url(browser: &Browser, part: &str) -> String {
+    let started = Instant::now();
+    loop {
+        let url = browser.current_url().await.unwrap().to_string();
+        if url.contains(part) {
+            return url;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the page stayed at {url}, expected {part}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Writes one runtime log line for the workflow through the API.
+async fn ingest(server: &TestServer, workflow_id: Uuid, operation: &str) {
+    let ingested = server
+        .http()
+        .post(server.at("/api/v1/logs/ingest"))
+        .bearer_auth(&server.admin_key)
+        .json(&json!({ "entries": [{ "category": "tool", "operation": operation, "workflow_id": workflow_id }] }))
+        .send()
+        .await
+        .unwrap();
+    assert!(ingested.status().is_success(), "{}", ingested.status());
+}
+
+async fn sign_in(browser: &Browser, server: &TestServer, key: &str) {
+    browser.goto(&server.at("/ui/signin")).await.unwrap();
+    submit_key(browser, key).await;
+}
+
+/// Fills in and submits the sign-in form on the current page (from the
+/// keyboard: Enter in the key field).
+async fn submit_key(browser: &Browser, key: &str) {
+    let field = wait_css(browser, "#api-key").await;
+    field.send_keys(key).await.unwrap();
+    field
+        .send_keys(&fantoccini::key::Key::Enter.to_string())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn operator_launches_follows_and_steers_a_workflow() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Ship it", "Main repo").await;
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+
+    // Opening a page signed out lands on sign-in, then returns to it.
+    browser.goto(&server.at("/ui/launch")).await.unwrap();
+    wait_url(browser, "/ui/signin?next=").await;
+    submit_key(browser, &server.admin_key).await;
+    wait_url(browser, "/ui/launch").await;
+
+    // Launch: the pickers list the playbook and workspace.
+    wait_text(browser, "#launch-playbook option", "Ship it").await;
+    wait_text(browser, "#launch-workspace option", "Main repo").await;
+    wait_css(browser, "#launch-name")
+        .await
+        .send_keys("Browser launch")
+        .await
+        .unwrap();
+    wait_css(browser, "#launch-parameters")
+        .await
+        .send_keys("ticket=OPS-7")
+        .await
+        .unwrap();
+    wait_css(browser, "#launch").await.click().await.unwrap();
+    let url = wait_url(browser, "/ui/workflows/").await;
+    let workflow_id: Uuid = url.rsplit('/').next().unwrap().parse().unwrap();
+    wait_text(browser, "h1", "Browser launch").await;
+    let detail = server.admin().workflows().get(workflow_id).await.unwrap();
+    assert_eq!(detail.workflow.playbook_id, playbook_id);
+    assert_eq!(detail.workflow.workspace_id, workspace_id);
+    assert_eq!(detail.workflow.parameters["ticket"], "OPS-7");
+    wait_text(browser, "#feed-state", "live").await;
+
+    // Operator actions on the workflow: pause, then resume.
+    wait_css(browser, "#pause").await.click().await.unwrap();
+    wait_text(browser, "#workflow-state", "paused").await;
+    wait_css(browser, "#resume").await.click().await.unwrap();
+    wait_css(browser, "#pause").await;
+    let state = server.admin().workflows().get(workflow_id).await.unwrap();
+    assert_ne!(state.workflow.state, WorkflowState::Paused);
+
+    // A task created through the API appears on the open page, no reload.
+    let task = server
+        .admin()
+        .tasks()
+        .create(&CreateTask {
+            title: "Created behind the page's back".into(),
+            task_type: "code".into(),
+            workflow_id: Some(workflow_id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_text(browser, "#tasks", "Created behind the page's back").await;
+    wait_text(browser, "#feed", "task.created").await;
+
+    // Open it and run an action its state allows: skip a pending task.
+    wait_text(browser, "#tasks a", "Created behind the page's back")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_url(browser, &format!("/ui/tasks/{}", task.id)).await;
+    wait_text(browser, "#task-state", "pending").await;
+    wait_css(browser, "#act-skip").await.click().await.unwrap();
+    wait_text(browser, "#action-done", "skip").await;
+    wait_text(browser, "#task-state", "completed").await;
+    let skipped = server.admin().tasks().get(task.id).await.unwrap();
+    assert_eq!(skipped.state, TaskState::Completed);
+
+    // The live tail shows a log line written after the page opened.
+    browser
+        .goto(&server.at(&format!("/ui/logs?workflow_id={workflow_id}")))
+        .await
+        .unwrap();
+    wait_text(browser, "#tail-state", "live").await;
+    ingest(&server, workflow_id, "tool.browser_probe").await;
+    wait_text(browser, "#log-rows", "tool.browser_probe").await;
+
+    // Pausing the tail stops new lines; resuming catches up on them.
+    wait_css(browser, "#tail-toggle")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_text(browser, "#tail-state", "paused").await;
+    ingest(&server, workflow_id, "tool.while_paused").await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let rows = wait_css(browser, "#log-rows").await.text().await.unwrap();
+    assert!(
+        !rows.contains("tool.while_paused"),
+        "paused tail showed a line"
+    );
+    wait_css(browser, "#tail-toggle")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_text(browser, "#log-rows", "tool.while_paused").await;
+
+    // Sign out: back at sign-in, and the session no longer opens pages.
+    wait_css(browser, "#signout").await.click().await.unwrap();
+    wait_url(browser, "/ui/signin").await;
+    browser.goto(&server.at("/ui/workflows")).await.unwrap();
+    wait_url(browser, "/ui/signin?next=").await;
+    driver.close().await;
+}
+
+#[tokio::test]
+async fn a_wrong_key_shows_the_servers_error() {
+    let server = TestServer::start().await;
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, "orch_admin_not_a_real_key_000000000000").await;
+    let error = wait_css(browser, "#signin-error [role=alert]").await;
+    let text = error.text().await.unwrap();
+    assert!(!text.trim().is_empty(), "an empty error box");
+    assert!(browser.current_url().await.unwrap().path() == "/ui/signin");
+    // The form stays usable: the right key then signs in.
+    wait_css(browser, "#api-key").await.clear().await.unwrap();
+    submit_key(browser, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+    wait_text(browser, "main h1", "Workflows").await;
+    driver.close_expecting(&[401]).await;
+}
+
+#[tokio::test]
+async fn a_cookie_session_without_csrf_cannot_write() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Ship it", "Main repo").await;
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+
+    // From the signed-in page: the same write without and with the header.
+    let script = r#"
+        const [body, withCsrf, done] = arguments;
+        const headers = { 'content-type': 'application/json' };
+        if (withCsrf) {
+            headers['x-csrf-token'] = document.cookie.split('; ').find((c) => c.startsWith('service_csrf_token=')).split('=')[1];
+        }
+        fetch('/api/v1/workflows', { method: 'POST', credentials: 'same-origin', headers, body: JSON.stringify(body) })
+            .then(async (r) => done({ status: r.status, body: await r.json() }), (e) => done({ status: 0, body: String(e) }));
+    "#;
+    let body =
+        json!({ "playbook_id": playbook_id, "workspace_id": workspace_id, "name": "csrf probe" });
+    let refused: Value = browser
+        .execute_async(script, vec![body.clone(), json!(false)])
+        .await
+        .unwrap();
+    assert_eq!(refused["status"], 401, "{refused}");
+    assert!(
+        refused["body"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("x-csrf-token"),
+        "{refused}"
+    );
+    assert_eq!(
+        server
+            .admin()
+            .workflows()
+            .list(&Default::default(), Default::default())
+            .await
+            .unwrap()
+            .total,
+        0,
+        "the refused write changed nothing"
+    );
+    let accepted: Value = browser
+        .execute_async(script, vec![body, json!(true)])
+        .await
+        .unwrap();
+    assert_eq!(accepted["status"], 201, "{accepted}");
+    // The access cookie is HttpOnly: scripts cannot read the token.
+    let cookies: Value = browser
+        .execute("return document.cookie;", vec![])
+        .await
+        .unwrap();
+    let cookies = cookies.as_str().unwrap();
+    assert!(cookies.contains("service_csrf_token="));
+    assert!(!cookies.contains("service_access_token="));
+    driver.close_expecting(&[401]).await;
+}
+
+#[tokio::test]
+async fn assets_are_embedded_typed_and_locked_down_on_both_addresses() {
+    let server = TestServer::start_with(|config| {
+        config.dashboard_listen = Some("127.0.0.1:0".parse().unwrap());
+    })
+    .await;
+    let second = format!(
+        "http://{}",
+        server
+            .handle()
+            .dashboard_addr()
+            .expect("a dashboard address")
+    );
+    let http = server.http();
+    for base in [server.url.as_str(), second.as_str()] {
+        for (path, content_type) in [
+            ("/", "text/html"),
+            ("/ui", "text/html"),
+            (
+                "/ui/workflows/6d1c7f0e-0000-4000-8000-000000000000",
+                "text/html",
+            ),
+            ("/ui/assets/app.js", "text/javascript"),
+            ("/ui/assets/pages/workflow.js", "text/javascript"),
+            ("/ui/assets/style.css", "text/css"),
+            ("/ui/assets/favicon.svg", "image/svg+xml"),
+        ] {
+            let response = http.get(format!("{base}{path}")).send().await.unwrap();
+            assert_eq!(response.status(), 200, "{base}{path}");
+            let headers = response.headers();
+            assert!(
+                headers["content-type"]
+                    .to_str()
+                    .unwrap()
+                    .starts_with(content_type),
+                "{path}: {:?}",
+                headers["content-type"]
+            );
+            let csp = headers["content-security-policy"].to_str().unwrap();
+            assert!(csp.contains("script-src 'self'") && csp.contains("default-src 'none'"));
+            assert!(!csp.contains("unsafe"), "{csp}");
+            assert_eq!(headers["x-content-type-options"], "nosniff");
+        }
+        let missing = http
+            .get(format!("{base}/ui/assets/missing.js"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 404);
+        let body: Value = missing.json().await.unwrap();
+        assert!(body["error"]["code"].is_string(), "{body}");
+        // The second address serves the API too (one origin for the cookies).
+        let health = http.get(format!("{base}/healthz")).send().await.unwrap();
+        assert_eq!(health.status(), 200);
+    }
+    // The shell loads its modules from this origin only: no inline script.
+    let html = http
+        .get(server.at("/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains(r#"<script type="module" src="/ui/assets/app.js"></script>"#));
+    assert!(!html.contains("<script>"));
+}
+
+#[tokio::test]
+async fn an_expired_access_token_is_refreshed_with_the_csrf_header() {
+    let server = TestServer::start_with(|config| {
+        config.core.access_token_ttl = Duration::from_secs(2);
+    })
+    .await;
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_text(browser, "main h1", "Workflows").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    // The access cookie's token has expired; the next read refreshes the
+    // session (refresh cookie + CSRF header) and goes on, never to sign-in.
+    wait_css(browser, "a[data-nav=fleet]")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_text(browser, "main h1", "Fleet").await;
+    wait_text(browser, "main", "No agents have registered.").await;
+    assert_eq!(browser.current_url().await.unwrap().path(), "/ui/fleet");
+    driver.close_expecting(&[401]).await;
+}
+
+#[tokio::test]
+async fn catalog_import_and_rail_search_work_from_the_browser() {
+    let server = TestServer::start().await;
+    let (_, workspace_id) = server.launch_fixtures("Unused", "Main repo").await;
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+
+    // Import a catalog playbook: preview (one decision per artifact), import.
+    browser.goto(&server.at("/ui/catalog")).await.unwrap();
+    wait_text(browser, ".cards button", "Preview import")
+        .await
+        .click()
+        .await
+        .unwrap();
+    wait_text(browser, "main button", "Import")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let done = wait_text(browser, "[role=status]", "Imported").await;
+    let imported = done.text().await.unwrap();
+    let playbooks = server
+        .admin()
+        .playbooks()
+        .list(Default::default())
+        .await
+        .unwrap();
+    let local = playbooks
+        .items
+        .iter()
+        .find(|p| imported.contains(&p.name) && p.name != "Unused")
+        .expect("the imported playbook is listed by the API");
+
+    // Two workflows from it; the rail's search narrows to one, in the URL.
+    for name in ["alpha release", "beta release"] {
+        server
+            .admin()
+            .workflows()
+            .create(&orchestrator_client::api::CreateWorkflow {
+                playbook_id: local.id,
+                workspace_id,
+                name: name.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    browser.goto(&server.at("/ui/workflows")).await.unwrap();
+    wait_text(browser, "#rail", "beta release").await;
+    let search = wait_css(browser, "#rail-search").await;
+    search.send_keys("alpha").await.unwrap();
+    search
+        .send_keys(&fantoccini::key::Key::Enter.to_string())
+        .await
+        .unwrap();
+    wait_url(browser, "search=alpha").await;
+    wait_text(browser, "main", "1 in all").await;
+    let rail = wait_css(browser, "#rail").await.text().await.unwrap();
+    assert!(
+        rail.contains("alpha release") && !rail.contains("beta release"),
+        "{rail}"
+    );
+    driver.close().await;
+}

@@ -1,0 +1,13 @@
+//! The reliability suite: what orch promises under concurrency, hostile
+//! input, other tenants and crashes (README "Guarantees"), each proved over
+//! a real server on SQLite and on PostgreSQL.
+
+mod claims;
+mod fixtures;
+mod hostile;
+mod input;
+mod isolation;
+mod limits;
+mod raw;
+mod references;
+mod secrets;
