@@ -20,11 +20,14 @@ pub const SESSION_RETENTION: Duration = Duration::from_secs(24 * 3600);
 pub struct Purged {
     pub idempotency_records: u64,
     pub refresh_sessions: u64,
+    /// Sessions (refresh families) with no refresh token left.
+    pub sessions: u64,
 }
 
 impl ControlPlane {
-    /// Deletes idempotency records older than `idempotency_retention` and
-    /// refresh sessions expired or revoked more than [`SESSION_RETENTION`] ago.
+    /// Deletes idempotency records older than `idempotency_retention`,
+    /// refresh sessions expired or revoked more than [`SESSION_RETENTION`]
+    /// ago, and the sessions left without any refresh session.
     pub async fn purge_expired(&self, idempotency_retention: Duration) -> Result<Purged> {
         let now = Timestamp::now().as_datetime();
         let records_before = now
@@ -44,10 +47,22 @@ impl ControlPlane {
         .execute(c)
         .await
         .map(|r| r.rows_affected()))?;
+        // A session whose refresh tokens are all gone can issue no access
+        // token, and its last one expired long ago; an access token naming a
+        // session that no longer exists is refused like a revoked one.
+        let sessions = on_db!(&mut tx, c => sqlx::query(
+            "DELETE FROM auth_sessions WHERE created_at < $1 \
+             AND NOT EXISTS (SELECT 1 FROM refresh_sessions r WHERE r.family_id = auth_sessions.id)",
+        )
+        .bind(sessions_before)
+        .execute(c)
+        .await
+        .map(|r| r.rows_affected()))?;
         tx.commit().await?;
         Ok(Purged {
             idempotency_records,
             refresh_sessions,
+            sessions,
         })
     }
 }

@@ -1,5 +1,6 @@
-//! The master key and what is derived from it: the access-token signing key
-//! and the key that encrypts secrets at rest.
+//! The master key and what is derived from it: the access-token signing key,
+//! the key that binds CSRF tokens to sessions, and the key that encrypts
+//! secrets at rest.
 //!
 //! The master key comes from configuration (`ORCH_SECRET_KEY`) when given.
 //! Otherwise the first start generates one and stores it in the database, so
@@ -17,6 +18,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use rand::RngExt;
 use rand::distr::Alphanumeric;
 use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
 const MASTER_KEY_ROW: &str = "master_key";
 const CIPHERTEXT_VERSION: &str = "v1.";
@@ -25,6 +27,7 @@ const CIPHERTEXT_VERSION: &str = "v1.";
 #[derive(Clone)]
 pub struct Secrets {
     signing_key: [u8; 32],
+    csrf_key: [u8; 32],
     cipher: Aes256Gcm,
 }
 
@@ -38,10 +41,12 @@ impl Secrets {
     /// Derives the keys from a master secret (any string; its SHA-256 is used).
     pub fn from_master(master: &str) -> Self {
         let signing_key = derive(master, b"orch access-token signing v1");
+        let csrf_key = derive(master, b"orch session csrf binding v1");
         let cipher_key = derive(master, b"orch encryption at rest v1");
         let cipher = Aes256Gcm::new_from_slice(&cipher_key).expect("32-byte key");
         Self {
             signing_key,
+            csrf_key,
             cipher,
         }
     }
@@ -89,6 +94,15 @@ impl Secrets {
     /// The HMAC key for access tokens.
     pub fn signing_key(&self) -> &[u8] {
         &self.signing_key
+    }
+
+    /// The CSRF token of session `session_id`: HMAC-SHA256 of the id under a
+    /// key only the server holds, so it cannot be made up for another session
+    /// and stays the same across refreshes of one session.
+    pub fn csrf_token(&self, session_id: Uuid) -> String {
+        let mut message = b"csrf:".to_vec();
+        message.extend_from_slice(session_id.as_bytes());
+        URL_SAFE_NO_PAD.encode(hmac_sha256(&self.csrf_key, &message))
     }
 
     /// Encrypts `plaintext` bound to `context` (which must be given again to
@@ -151,6 +165,30 @@ fn derive(master: &str, label: &[u8]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
+/// HMAC-SHA256 (RFC 2104) of `message` under `key`.
+fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    const BLOCK: usize = 64;
+    let mut block = [0u8; BLOCK];
+    if key.len() > BLOCK {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(block.map(|b| b ^ 0x36));
+    inner.update(message);
+    let inner = inner.finalize();
+    let mut outer = Sha256::new();
+    outer.update(block.map(|b| b ^ 0x5c));
+    outer.update(inner);
+    outer.finalize().into()
+}
+
+/// Compares two byte strings in time that depends only on their lengths.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// `len` random base62 characters from the operating system's CSPRNG.
 pub fn random_base62(len: usize) -> String {
     rand::rng()
@@ -182,6 +220,29 @@ mod tests {
                 .decrypt(&sealed, b"workspace:1")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231_and_csrf_tokens_are_per_session_and_key() {
+        let hex = |bytes: [u8; 32]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        assert_eq!(
+            hex(hmac_sha256(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+        assert_eq!(
+            hex(hmac_sha256(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+        let secrets = Secrets::from_master("a");
+        let session = Uuid::new_v4();
+        assert_eq!(secrets.csrf_token(session), secrets.csrf_token(session));
+        assert_ne!(secrets.csrf_token(session), secrets.csrf_token(Uuid::new_v4()));
+        assert_ne!(
+            secrets.csrf_token(session),
+            Secrets::from_master("b").csrf_token(session)
+        );
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd") && !constant_time_eq(b"abc", b"ab"));
     }
 
     #[test]

@@ -156,12 +156,12 @@ impl App {
     ) -> Result<Caller, Error> {
         match credentials::presented(headers)? {
             Presented::Bearer(token) => self.core.authenticate(&token).await,
-            Presented::Cookie(token) => {
-                if credentials::is_state_changing(method) {
-                    credentials::check_csrf(headers)?;
-                }
-                self.core.authenticate(&token).await
+            Presented::Cookie(token) if credentials::is_state_changing(method) => {
+                self.core
+                    .authenticate_cookie_write(&token, credentials::csrf_header(headers))
+                    .await
             }
+            Presented::Cookie(token) => self.core.authenticate(&token).await,
             Presented::None => Err(Error::unauthorized(
                 "missing credentials: send `Authorization: Bearer <API key or access token>` or sign in for a session cookie",
             )),

@@ -7,7 +7,9 @@
 //!
 //! `Secure` is set when the request came over https. Persistent sessions get
 //! an explicit expiry; others are session cookies. A state-changing request
-//! authenticated by cookie must repeat the CSRF cookie in `x-csrf-token`.
+//! authenticated by cookie must repeat the CSRF cookie in `x-csrf-token`, and
+//! that value must be the one derived from the session named by the access
+//! (or refresh) cookie: an HMAC of the session id under a server key.
 
 use crate::request::Req;
 use cookie::time::OffsetDateTime;
@@ -20,7 +22,7 @@ use orchestrator_core::auth::sessions::IssuedSession;
 pub(crate) const ACCESS_COOKIE: &str = "service_access_token";
 pub(crate) const REFRESH_COOKIE: &str = "service_refresh_token";
 pub(crate) const CSRF_COOKIE: &str = "service_csrf_token";
-pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
+const CSRF_HEADER: &str = "x-csrf-token";
 const REFRESH_COOKIE_PATH: &str = "/api/v1/auth";
 
 /// Where a request's credential came from.
@@ -72,22 +74,12 @@ pub(crate) fn is_state_changing(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// The double-submit check: the header must equal the CSRF cookie.
-pub(crate) fn check_csrf(headers: &http::HeaderMap) -> Result<(), Error> {
-    let cookie = cookie_value(headers, CSRF_COOKIE);
-    let header = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok());
-    match (cookie, header) {
-        (Some(cookie), Some(header)) if constant_time_eq(cookie.as_bytes(), header.as_bytes()) => {
-            Ok(())
-        }
-        _ => Err(Error::unauthorized(format!(
-            "cookie-authenticated requests that change state must send the {CSRF_COOKIE} cookie's value in {CSRF_HEADER}"
-        ))),
-    }
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// The `x-csrf-token` header, when sent. The core checks it against the
+/// token derived from the session the cookie names
+/// ([`orchestrator_core::auth::sessions::Via::Cookie`]); the CSRF cookie
+/// itself is never trusted, so a planted one proves nothing.
+pub(crate) fn csrf_header(headers: &http::HeaderMap) -> Option<&str> {
+    headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok())
 }
 
 /// `Set-Cookie` values for a newly issued session.

@@ -11,3 +11,4 @@ mod limits;
 mod raw;
 mod references;
 mod secrets;
+mod sessions;

@@ -4,7 +4,8 @@
 //! a signed access token obtained from the token exchange ([`tokens`]). Either
 //! way the API key behind it is checked on every request, so a revoked key
 //! stops working at once; the answer may be served from a small in-memory
-//! cache for at most [`crate::CoreConfig::credential_cache_ttl`].
+//! cache for at most [`crate::CoreConfig::credential_cache_ttl`]. An access
+//! token also names its session, which must not be revoked (same cache).
 //! Refresh sessions ([`sessions`]) rotate on every use and detect reuse.
 
 pub mod sessions;
@@ -38,8 +39,22 @@ impl ControlPlane {
             return caller_of(&row);
         }
         let claims = tokens::verify(self.secrets(), bearer)?;
+        self.require_live_session(claims.session_id()?).await?;
         let row = self.usable_key_by_id(claims.key_id()?).await?;
         caller_of(&row)
+    }
+
+    /// Resolves an access token sent as a cookie on a request that changes
+    /// state: `csrf_header` must carry the CSRF token of the token's session
+    /// (a CSRF cookie alone proves nothing, it may have been planted).
+    pub async fn authenticate_cookie_write(
+        &self,
+        access_token: &str,
+        csrf_header: Option<&str>,
+    ) -> Result<Caller> {
+        let claims = tokens::verify(self.secrets(), access_token.trim())?;
+        self.check_csrf(claims.session_id()?, sessions::Via::Cookie { csrf_header })?;
+        self.authenticate(access_token).await
     }
 
     /// The key with this value, if it exists and may be used now.

@@ -4,6 +4,14 @@
 //! refresh token. Each refresh rotates the refresh token: the old one is
 //! marked rotated and a new one joins the same family. Presenting a rotated
 //! token again means someone kept a copy, so the whole family is revoked.
+//!
+//! The family is the session: a row of `auth_sessions` whose id every access
+//! token of the family carries (`sid`). Revoking the family (reuse, logout)
+//! marks that row, and every request by access token checks it (through a
+//! cache of at most `credential_cache_ttl`; a revocation made on this replica
+//! is seen here at once). The CSRF token is derived from the session id
+//! ([`crate::secrets::Secrets::csrf_token`]), so it is stable across refreshes and cannot be
+//! planted from another session.
 
 use super::tokens::{self, Subject};
 use crate::api::{LogCategory, LogLevel, LogStatus};
@@ -12,13 +20,32 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::keys::{self, KeyRow};
 use crate::logs::{self, PlatformLog};
-use crate::secrets::{random_base62, sha256_hex};
+use crate::secrets::{constant_time_eq, random_base62, sha256_hex};
 use crate::store::{Access, on_db};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 const REFRESH_PREFIX: &str = "orch_rt_";
 const REFRESH_SECRET_LEN: usize = 48;
+
+/// How a session credential reached the server.
+#[derive(Debug, Clone, Copy)]
+pub enum Via<'a> {
+    /// An `Authorization: Bearer` header, which a browser never adds by
+    /// itself: no CSRF proof needed.
+    Bearer,
+    /// A cookie: the request must prove it can read the session's CSRF token
+    /// by repeating it (the `x-csrf-token` header's value, when sent).
+    Cookie { csrf_header: Option<&'a str> },
+}
+
+/// The refusal of a cookie-authenticated change without the session's CSRF
+/// token.
+pub fn csrf_refused() -> Error {
+    Error::unauthorized(
+        "cookie-authenticated requests that change state must send the session's CSRF token (the service_csrf_token cookie's value) in x-csrf-token",
+    )
+}
 
 /// Credentials handed out by the exchange or a refresh.
 #[derive(Debug, Clone)]
@@ -62,8 +89,16 @@ impl ControlPlane {
             }
         };
         let mut tx = self.store().begin().await?;
+        let family_id = Uuid::new_v4();
+        on_db!(&mut tx, c => sqlx::query(
+            "INSERT INTO auth_sessions (id, tenant_id, created_at) VALUES ($1, $2, $3)",
+        )
+        .bind(family_id)
+        .bind(key.tenant_id)
+        .bind(Timestamp::now().as_datetime())
+        .execute(c).await.map(|r| r.rows_affected()))?;
         let session = self
-            .open_session(&mut tx, &key, Uuid::new_v4(), persistent)
+            .open_session(&mut tx, &key, family_id, persistent)
             .await?;
         auth_log(&mut tx, &key, "auth.token", LogStatus::Completed, None).await?;
         tx.commit().await?;
@@ -99,8 +134,10 @@ impl ControlPlane {
     }
 
     /// `POST /auth/refresh`: rotates the refresh token. A token that was
-    /// already rotated revokes its whole family.
-    pub async fn refresh_session(&self, refresh_token: &str) -> Result<IssuedSession> {
+    /// already rotated revokes its whole family. A token sent as a cookie
+    /// needs the session's CSRF token ([`Via::Cookie`]), checked before
+    /// anything else happens.
+    pub async fn refresh_session(&self, refresh_token: &str, via: Via<'_>) -> Result<IssuedSession> {
         let hash = sha256_hex(refresh_token.trim());
         // Every read happens before the transaction, on a connection of its
         // own that is given back at once: a request never holds one
@@ -113,6 +150,7 @@ impl ControlPlane {
             find_session(&mut conn, &hash).await?
         }
         .ok_or_else(|| Error::unauthorized("unknown refresh token"))?;
+        self.check_csrf(row.family_id, via)?;
         let now = Timestamp::now().as_datetime();
         if row.revoked_at.is_some() {
             return Err(Error::unauthorized("this session has been revoked"));
@@ -121,6 +159,7 @@ impl ControlPlane {
             let mut tx = self.store().begin().await?;
             revoke_family(&mut tx, row.family_id, now).await?;
             tx.commit().await?;
+            self.credentials().put_session(row.family_id, false);
             return Err(Error::unauthorized(
                 "refresh token reuse detected; the session has been revoked, sign in again",
             ));
@@ -130,6 +169,18 @@ impl ControlPlane {
         }
         let key = self.usable_key_by_id(row.api_key_id).await;
         let mut tx = self.store().begin().await?;
+        // The session row first (the order every revocation takes too): a
+        // revocation that committed is seen here, and one that comes later
+        // waits for this rotation and then also revokes its new token.
+        let live = on_db!(&mut tx, c => sqlx::query(
+            "UPDATE auth_sessions SET refreshed_at = $1 WHERE id = $2 AND revoked_at IS NULL",
+        )
+        .bind(now)
+        .bind(row.family_id)
+        .execute(c).await.map(|r| r.rows_affected()))?;
+        if live != 1 {
+            return Err(Error::unauthorized("this session has been revoked"));
+        }
         // Only one of two concurrent refreshes with the same token may rotate it.
         let rotated = on_db!(&mut tx, c => sqlx::query(
             "UPDATE refresh_sessions SET rotated_at = $1 WHERE id = $2 AND rotated_at IS NULL AND revoked_at IS NULL",
@@ -140,6 +191,7 @@ impl ControlPlane {
         if rotated != 1 {
             revoke_family(&mut tx, row.family_id, now).await?;
             tx.commit().await?;
+            self.credentials().put_session(row.family_id, false);
             return Err(Error::unauthorized(
                 "refresh token reuse detected; the session has been revoked, sign in again",
             ));
@@ -149,6 +201,7 @@ impl ControlPlane {
             Err(e) => {
                 revoke_family(&mut tx, row.family_id, now).await?;
                 tx.commit().await?;
+                self.credentials().put_session(row.family_id, false);
                 return Err(e);
             }
         };
@@ -160,21 +213,85 @@ impl ControlPlane {
         Ok(session)
     }
 
-    /// `POST /auth/logout`: revokes the session family of `refresh_token` when
-    /// it names one. Never fails for a missing, unknown or revoked token.
-    pub async fn logout(&self, refresh_token: Option<&str>) -> Result<()> {
-        let Some(token) = refresh_token
-            .map(str::trim)
-            .filter(|t| t.starts_with(REFRESH_PREFIX))
-        else {
+    /// `POST /auth/logout`: revokes the session named by the first of
+    /// `credentials` (refresh or access tokens) that names one. Unknown,
+    /// malformed or already revoked credentials are not an error; a session
+    /// named by a cookie is revoked only with its CSRF token ([`Via::Cookie`]),
+    /// else the answer is `UNAUTHORIZED` and nothing changes.
+    pub async fn logout(&self, credentials: &[&str], via: Via<'_>) -> Result<()> {
+        let mut family = None;
+        for credential in credentials.iter().map(|c| c.trim()) {
+            family = if credential.starts_with(REFRESH_PREFIX) {
+                let mut conn = self.store().read().await?;
+                find_session(&mut conn, &sha256_hex(credential))
+                    .await?
+                    .map(|row| row.family_id)
+            } else {
+                tokens::verify(self.secrets(), credential)
+                    .ok()
+                    .and_then(|claims| claims.sid)
+            };
+            if family.is_some() {
+                break;
+            }
+        }
+        let Some(family_id) = family else {
             return Ok(());
         };
+        self.check_csrf(family_id, via)?;
         let mut tx = self.store().begin().await?;
-        if let Some(row) = find_session(&mut tx, &sha256_hex(token)).await? {
-            revoke_family(&mut tx, row.family_id, Timestamp::now().as_datetime()).await?;
-            tx.commit().await?;
-        }
+        revoke_family(&mut tx, family_id, Timestamp::now().as_datetime()).await?;
+        tx.commit().await?;
+        self.credentials().put_session(family_id, false);
         Ok(())
+    }
+
+    /// Fails unless session `session_id` is live. The answer may come from
+    /// this replica's cache for at most `credential_cache_ttl`; a revocation
+    /// made on this replica is known here at once.
+    pub(crate) async fn require_live_session(&self, session_id: Uuid) -> Result<()> {
+        let ttl = self.config().credential_cache_ttl;
+        let live = match self.credentials().session(session_id, ttl) {
+            Some(live) => live,
+            None => {
+                let mut conn = self.store().read().await?;
+                let row: Option<(Option<DateTime<Utc>>,)> = on_db!(&mut conn, c => sqlx::query_as(
+                    "SELECT revoked_at FROM auth_sessions WHERE id = $1",
+                )
+                .bind(session_id)
+                .fetch_optional(c)
+                .await)?;
+                drop(conn);
+                // A session that is gone (purged) is as dead as a revoked one.
+                let live = matches!(row, Some((None,)));
+                self.credentials().put_session(session_id, live);
+                live
+            }
+        };
+        if live {
+            Ok(())
+        } else {
+            Err(Error::unauthorized(
+                "this session has been revoked (signed out, or its refresh token was reused); sign in again",
+            ))
+        }
+    }
+
+    /// Checks a cookie-borne credential's CSRF proof against the token
+    /// derived from its session.
+    pub(crate) fn check_csrf(&self, session_id: Uuid, via: Via<'_>) -> Result<()> {
+        match via {
+            Via::Bearer => Ok(()),
+            Via::Cookie { csrf_header } => {
+                let expected = self.secrets().csrf_token(session_id);
+                match csrf_header {
+                    Some(sent) if constant_time_eq(sent.trim().as_bytes(), expected.as_bytes()) => {
+                        Ok(())
+                    }
+                    _ => Err(csrf_refused()),
+                }
+            }
+        }
     }
 
     async fn open_session(
@@ -191,6 +308,7 @@ impl ControlPlane {
             scope,
             owner_type: key.owner_type.clone(),
             owner_id: key.owner_id,
+            session_id: family_id,
         };
         let (access_token, expires_at) =
             tokens::issue(self.secrets(), &subject, self.config().access_token_ttl)?;
@@ -218,7 +336,7 @@ impl ControlPlane {
             expires_at,
             refresh_token,
             refresh_expires_at,
-            csrf_token: random_base62(32),
+            csrf_token: self.secrets().csrf_token(family_id),
             persistent,
             scope,
             tenant_id: key.tenant_id,
@@ -256,11 +374,18 @@ async fn find_session(access: &mut impl Access, hash: &str) -> Result<Option<Ses
     .await)?)
 }
 
+/// Revokes the session row first (the lock order a refresh takes too), then
+/// every refresh token of the family. Callers mark the session revoked in
+/// this replica's cache once the transaction has committed.
 async fn revoke_family(
     access: &mut impl Access,
     family_id: Uuid,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    on_db!(access, c => sqlx::query("UPDATE auth_sessions SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+        .bind(now)
+        .bind(family_id)
+        .execute(c).await.map(|r| r.rows_affected()))?;
     on_db!(access, c => sqlx::query("UPDATE refresh_sessions SET revoked_at = $1 WHERE family_id = $2 AND revoked_at IS NULL")
         .bind(now)
         .bind(family_id)

@@ -1,7 +1,8 @@
 //! Access tokens: HS256-signed JWTs naming the key, tenant, scope and owner.
 //!
 //! The token is a convenience, not the source of truth: every request still
-//! checks that the key it names is usable.
+//! checks that the key it names is usable and that the session it was issued
+//! for (`sid`, the refresh family) has not been revoked.
 
 use crate::api::{Scope, Timestamp};
 use crate::error::{Error, Result};
@@ -28,6 +29,10 @@ pub(crate) struct Claims {
     pub typ: String,
     /// Unique per token, so two tokens issued in the same second differ.
     pub jti: Uuid,
+    /// The session (refresh family) the token was issued for. Tokens signed
+    /// before sessions were tracked lack it and are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<Uuid>,
 }
 
 impl Claims {
@@ -35,6 +40,15 @@ impl Claims {
         self.sub
             .parse()
             .map_err(|_| Error::unauthorized("malformed access token"))
+    }
+
+    /// The session the token belongs to.
+    pub fn session_id(&self) -> Result<Uuid> {
+        self.sid.ok_or_else(|| {
+            Error::unauthorized(
+                "this access token names no session; refresh it or sign in again",
+            )
+        })
     }
 }
 
@@ -45,6 +59,8 @@ pub(crate) struct Subject {
     pub scope: Scope,
     pub owner_type: String,
     pub owner_id: Option<Uuid>,
+    /// The session (refresh family) the token belongs to.
+    pub session_id: Uuid,
 }
 
 /// Signs a token for `subject` valid for `ttl`; returns it with its expiry.
@@ -65,6 +81,7 @@ pub(crate) fn issue(
         exp: expires_at.as_datetime().timestamp(),
         typ: TOKEN_TYPE.to_owned(),
         jti: Uuid::new_v4(),
+        sid: Some(subject.session_id),
     };
     let token = jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -108,6 +125,7 @@ mod tests {
             scope: Scope::Admin,
             owner_type: "user".into(),
             owner_id: None,
+            session_id: Uuid::new_v4(),
         }
     }
 
@@ -119,6 +137,7 @@ mod tests {
         let claims = verify(&secrets, &token).unwrap();
         assert_eq!(claims.key_id().unwrap(), subject.key_id);
         assert_eq!(claims.scope, Scope::Admin);
+        assert_eq!(claims.session_id().unwrap(), subject.session_id);
         assert!(verify(&Secrets::from_master("b"), &token).is_err());
         assert!(verify(&secrets, "not.a.token").is_err());
     }
