@@ -342,10 +342,26 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     wait_text(browser, "#log-rows", "tool.while_paused").await;
 
     // Sign out: back at sign-in, and the session no longer opens pages.
+    let access = browser
+        .get_named_cookie("service_access_token")
+        .await
+        .unwrap()
+        .value()
+        .to_owned();
     wait_css(browser, "#signout").await.click().await.unwrap();
     wait_url(browser, "/ui/signin").await;
     browser.goto(&server.at("/ui/workflows")).await.unwrap();
     wait_url(browser, "/ui/signin?next=").await;
+    // The server revoked the session (the logout carried the CSRF header):
+    // a copy of the access cookie is dead too.
+    let me = server
+        .http()
+        .get(server.at("/api/v1/auth/me"))
+        .bearer_auth(&access)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status(), 401, "sign-out must revoke the session");
     driver.close().await;
 }
 

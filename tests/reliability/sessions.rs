@@ -387,3 +387,78 @@ async fn requests_racing_a_revocation_never_fail_with_5xx() {
         until_refused(&server, &access, "raced access token").await;
     }
 }
+
+/// Another replica on the same database learns of a revocation within its
+/// cache's lifetime (bounded here generously), and its own revocations are
+/// immediate on it.
+#[tokio::test]
+async fn a_revocation_reaches_the_other_replica() {
+    let first = TestServer::start().await;
+    let mut config = orchestrator_server::ServerConfig::new(
+        "127.0.0.1:0".parse().unwrap(),
+        first.database_url(),
+    );
+    config.core.max_connections = 5;
+    config.rate_limit_per_minute = 0;
+    let second = orchestrator_server::start(config).await.unwrap();
+    let second_url = format!("http://{}", second.local_addr());
+    let me_on_second = |token: String| {
+        let url = format!("{second_url}/api/v1/auth/me");
+        let http = first.http();
+        async move {
+            http.get(url)
+                .header(AUTHORIZATION, format!("Bearer {token}"))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    };
+
+    // Logged out on the first replica; the second (its cache warm) follows.
+    let session = first.admin_session().await;
+    assert_eq!(me_on_second(session.token.clone()).await, StatusCode::OK);
+    first
+        .anonymous()
+        .auth()
+        .logout(session.refresh_token.as_deref())
+        .await
+        .unwrap();
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let status = me_on_second(session.token.clone()).await;
+        if status == StatusCode::UNAUTHORIZED {
+            break;
+        }
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            Instant::now() < deadline,
+            "the other replica still accepts a logged-out session after {BOUND:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Reuse detected on the second replica: immediate there, and on the
+    // first within the bound.
+    let session = first.admin_session().await;
+    let second_sdk = orchestrator_client::Client::new(&second_url).unwrap();
+    let rotated = second_sdk
+        .auth()
+        .refresh(session.refresh_token.as_deref().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(me_status(&first, &rotated.token).await, StatusCode::OK);
+    assert_eq!(me_on_second(rotated.token.clone()).await, StatusCode::OK);
+    let reuse = second_sdk
+        .auth()
+        .refresh(session.refresh_token.as_deref().unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(reuse.status(), Some(401));
+    assert_eq!(
+        me_on_second(rotated.token.clone()).await,
+        StatusCode::UNAUTHORIZED
+    );
+    until_refused(&first, &rotated.token, "reuse detected on the other replica").await;
+    second.shutdown().await;
+}
