@@ -230,13 +230,19 @@ mod tests {
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
         assert_eq!(
-            hex(hmac_sha256(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First")),
+            hex(hmac_sha256(
+                &[0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First"
+            )),
             "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
         );
         let secrets = Secrets::from_master("a");
         let session = Uuid::new_v4();
         assert_eq!(secrets.csrf_token(session), secrets.csrf_token(session));
-        assert_ne!(secrets.csrf_token(session), secrets.csrf_token(Uuid::new_v4()));
+        assert_ne!(
+            secrets.csrf_token(session),
+            secrets.csrf_token(Uuid::new_v4())
+        );
         assert_ne!(
             secrets.csrf_token(session),
             Secrets::from_master("b").csrf_token(session)

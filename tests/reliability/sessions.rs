@@ -154,7 +154,10 @@ async fn reuse_of_a_rotated_refresh_token_kills_the_familys_access_tokens() {
     }
 
     // Presenting the rotated r1 again: the whole family is revoked.
-    assert_eq!(sdk.auth().refresh(&r1).await.unwrap_err().status(), Some(401));
+    assert_eq!(
+        sdk.auth().refresh(&r1).await.unwrap_err().status(),
+        Some(401)
+    );
     for (token, what) in [
         (&first.token, "first access token"),
         (&second.token, "second access token"),
@@ -223,7 +226,11 @@ async fn logout_by_cookie_needs_the_sessions_csrf_header() {
     assert_401_envelope(wrong, "logout by cookie with a wrong CSRF").await;
     assert_eq!(me_status(&server, &cookies.access).await, StatusCode::OK);
     let write = cookie_write(&server, &cookies.header(), Some(&cookies.csrf), "after").await;
-    assert_eq!(write.status(), StatusCode::CREATED, "the session must live on");
+    assert_eq!(
+        write.status(),
+        StatusCode::CREATED,
+        "the session must live on"
+    );
 
     // With the header: revoked and cleared.
     let out = http
@@ -262,7 +269,10 @@ async fn a_planted_csrf_cookie_does_not_pass() {
     let victim = login(&server).await;
     // The attacker's own, genuinely issued CSRF token, and an invented one.
     let attacker = login(&server).await;
-    assert_ne!(victim.csrf, attacker.csrf, "each session has its own CSRF token");
+    assert_ne!(
+        victim.csrf, attacker.csrf,
+        "each session has its own CSRF token"
+    );
     for planted in [attacker.csrf.as_str(), "planted-by-the-attacker"] {
         let cookie = victim.header_with_csrf(planted);
         let name = format!("planted {planted}");
@@ -275,7 +285,10 @@ async fn a_planted_csrf_cookie_does_not_pass() {
                 .contains("x-csrf-token"),
             "{body}"
         );
-        assert!(!key_exists(&server, &name).await, "a refused write changed something");
+        assert!(
+            !key_exists(&server, &name).await,
+            "a refused write changed something"
+        );
 
         let refresh = http
             .post(server.at("/api/v1/auth/refresh"))
@@ -323,7 +336,11 @@ async fn cookie_writes_with_the_sessions_csrf_work_across_refreshes() {
         assert_ne!(next.refresh, current.refresh);
         let name = format!("after refresh {round}");
         let write = cookie_write(&server, &next.header(), Some(&next.csrf), &name).await;
-        assert_eq!(write.status(), StatusCode::CREATED, "write after refresh {round}");
+        assert_eq!(
+            write.status(),
+            StatusCode::CREATED,
+            "write after refresh {round}"
+        );
         current = next;
     }
     // The CSRF cookie of a reading client (no header) is not enough.
@@ -459,6 +476,11 @@ async fn a_revocation_reaches_the_other_replica() {
         me_on_second(rotated.token.clone()).await,
         StatusCode::UNAUTHORIZED
     );
-    until_refused(&first, &rotated.token, "reuse detected on the other replica").await;
+    until_refused(
+        &first,
+        &rotated.token,
+        "reuse detected on the other replica",
+    )
+    .await;
     second.shutdown().await;
 }

@@ -137,7 +137,11 @@ impl ControlPlane {
     /// already rotated revokes its whole family. A token sent as a cookie
     /// needs the session's CSRF token ([`Via::Cookie`]), checked before
     /// anything else happens.
-    pub async fn refresh_session(&self, refresh_token: &str, via: Via<'_>) -> Result<IssuedSession> {
+    pub async fn refresh_session(
+        &self,
+        refresh_token: &str,
+        via: Via<'_>,
+    ) -> Result<IssuedSession> {
         let hash = sha256_hex(refresh_token.trim());
         // Every read happens before the transaction, on a connection of its
         // own that is given back at once: a request never holds one

@@ -45,9 +45,7 @@ impl Claims {
     /// The session the token belongs to.
     pub fn session_id(&self) -> Result<Uuid> {
         self.sid.ok_or_else(|| {
-            Error::unauthorized(
-                "this access token names no session; refresh it or sign in again",
-            )
+            Error::unauthorized("this access token names no session; refresh it or sign in again")
         })
     }
 }
