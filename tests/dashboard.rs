@@ -78,9 +78,9 @@ impl Driver {
         self.browser.as_ref().expect("session open")
     }
 
-    /// The browser console's errors since the last call (chromedriver's
-    /// log endpoint), each as "level message".
-    async fn console_errors(&self) -> Vec<String> {
+    /// The browser console since the last call (chromedriver's log
+    /// endpoint): every entry as (level, message).
+    async fn console(&self) -> Vec<(String, String)> {
         let entries = self
             .browser()
             .issue_cmd(BrowserLog)
@@ -90,24 +90,50 @@ impl Driver {
             .as_array()
             .expect("log entries")
             .iter()
-            .filter(|e| e["level"] == "SEVERE")
-            .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
+            .map(|e| {
+                (
+                    e["level"].as_str().unwrap_or_default().to_owned(),
+                    e["message"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
             .collect()
     }
 
     /// Closes the session after checking the console: no errors at all, or
     /// only failed requests whose status the test expects (a refused key).
+    /// A failure prints the whole console, each entry in full on its line.
     async fn close_expecting(self, expected_statuses: &[u16]) {
-        let errors = self.console_errors().await;
-        let unexpected: Vec<&String> = errors
+        let console = self.console().await;
+        let unexpected: Vec<&(String, String)> = console
             .iter()
-            .filter(|e| {
-                !expected_statuses
-                    .iter()
-                    .any(|s| e.contains(&format!("status of {s}")))
+            .filter(|(level, message)| {
+                level == "SEVERE"
+                    && !expected_statuses
+                        .iter()
+                        .any(|s| message.contains(&format!("status of {s}")))
             })
             .collect();
-        assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
+        if !unexpected.is_empty() {
+            let url = self
+                .browser()
+                .current_url()
+                .await
+                .map(|u| u.to_string())
+                .unwrap_or_default();
+            let mut report = format!(
+                "{} unexpected console error(s) at {url}:\n",
+                unexpected.len()
+            );
+            for (level, message) in &unexpected {
+                report.push_str(&format!("  [{level}] {message}\n"));
+            }
+            report.push_str("the whole console:\n");
+            for (level, message) in &console {
+                report.push_str(&format!("  [{level}] {message}\n"));
+            }
+            eprintln!("{report}");
+            panic!("{report}");
+        }
         self.close_session().await;
     }
 
@@ -185,6 +211,45 @@ async fn wait_text(browser: &Browser, css: &str, text: &str) -> Element {
     }
 }
 
+/// Clicks the first `css` element whose text contains `text`, once it is
+/// there. A live page may redraw between finding and clicking (a stale
+/// element): then it finds the element again.
+async fn click_text(browser: &Browser, css: &str, text: &str) {
+    let started = Instant::now();
+    loop {
+        let element = wait_text(browser, css, text).await;
+        match element.click().await {
+            Ok(()) => return,
+            Err(e) if started.elapsed() < PATIENCE => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot click `{css}` containing {text:?}: {e}"),
+        }
+    }
+}
+
+/// Clicks `css` once it is there (again after a redraw, like `click_text`).
+async fn click(browser: &Browser, css: &str) {
+    click_text(browser, css, "").await;
+}
+
+/// Types into the field `css` (found again after a redraw).
+async fn type_into(browser: &Browser, css: &str, text: &str) {
+    let started = Instant::now();
+    loop {
+        let element = wait_css(browser, css).await;
+        match element.send_keys(text).await {
+            Ok(()) => return,
+            Err(e) if started.elapsed() < PATIENCE => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot type into `{css}`: {e}"),
+        }
+    }
+}
+
 async fn wait_css(browser: &Browser, css: &str) -> Element {
     browser
         .wait()
@@ -254,17 +319,9 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     // Launch: the pickers list the playbook and workspace.
     wait_text(browser, "#launch-playbook option", "Ship it").await;
     wait_text(browser, "#launch-workspace option", "Main repo").await;
-    wait_css(browser, "#launch-name")
-        .await
-        .send_keys("Browser launch")
-        .await
-        .unwrap();
-    wait_css(browser, "#launch-parameters")
-        .await
-        .send_keys("ticket=OPS-7")
-        .await
-        .unwrap();
-    wait_css(browser, "#launch").await.click().await.unwrap();
+    type_into(browser, "#launch-name", "Browser launch").await;
+    type_into(browser, "#launch-parameters", "ticket=OPS-7").await;
+    click(browser, "#launch").await;
     let url = wait_url(browser, "/ui/workflows/").await;
     let workflow_id: Uuid = url.rsplit('/').next().unwrap().parse().unwrap();
     wait_text(browser, "h1", "Browser launch").await;
@@ -275,9 +332,9 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     wait_text(browser, "#feed-state", "live").await;
 
     // Operator actions on the workflow: pause, then resume.
-    wait_css(browser, "#pause").await.click().await.unwrap();
+    click(browser, "#pause").await;
     wait_text(browser, "#workflow-state", "paused").await;
-    wait_css(browser, "#resume").await.click().await.unwrap();
+    click(browser, "#resume").await;
     wait_css(browser, "#pause").await;
     let state = server.admin().workflows().get(workflow_id).await.unwrap();
     assert_ne!(state.workflow.state, WorkflowState::Paused);
@@ -298,14 +355,10 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     wait_text(browser, "#feed", "task.created").await;
 
     // Open it and run an action its state allows: skip a pending task.
-    wait_text(browser, "#tasks a", "Created behind the page's back")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click_text(browser, "#tasks a", "Created behind the page's back").await;
     wait_url(browser, &format!("/ui/tasks/{}", task.id)).await;
     wait_text(browser, "#task-state", "pending").await;
-    wait_css(browser, "#act-skip").await.click().await.unwrap();
+    click(browser, "#act-skip").await;
     wait_text(browser, "#action-done", "skip").await;
     wait_text(browser, "#task-state", "completed").await;
     let skipped = server.admin().tasks().get(task.id).await.unwrap();
@@ -321,11 +374,7 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     wait_text(browser, "#log-rows", "tool.browser_probe").await;
 
     // Pausing the tail stops new lines; resuming catches up on them.
-    wait_css(browser, "#tail-toggle")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(browser, "#tail-toggle").await;
     wait_text(browser, "#tail-state", "paused").await;
     ingest(&server, workflow_id, "tool.while_paused").await;
     tokio::time::sleep(Duration::from_millis(800)).await;
@@ -334,15 +383,11 @@ async fn operator_launches_follows_and_steers_a_workflow() {
         !rows.contains("tool.while_paused"),
         "paused tail showed a line"
     );
-    wait_css(browser, "#tail-toggle")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(browser, "#tail-toggle").await;
     wait_text(browser, "#log-rows", "tool.while_paused").await;
 
     // Sign out: back at sign-in, and the session no longer opens pages.
-    wait_css(browser, "#signout").await.click().await.unwrap();
+    click(browser, "#signout").await;
     wait_url(browser, "/ui/signin").await;
     browser.goto(&server.at("/ui/workflows")).await.unwrap();
     wait_url(browser, "/ui/signin?next=").await;
@@ -508,11 +553,7 @@ async fn an_expired_access_token_is_refreshed_with_the_csrf_header() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     // The access cookie's token has expired; the next read refreshes the
     // session (refresh cookie + CSRF header) and goes on, never to sign-in.
-    wait_css(browser, "a[data-nav=fleet]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(browser, "a[data-nav=fleet]").await;
     wait_text(browser, "main h1", "Fleet").await;
     wait_text(browser, "main", "No agents have registered.").await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/ui/fleet");
@@ -530,16 +571,8 @@ async fn catalog_import_and_rail_search_work_from_the_browser() {
 
     // Import a catalog playbook: preview (one decision per artifact), import.
     browser.goto(&server.at("/ui/catalog")).await.unwrap();
-    wait_text(browser, ".cards button", "Preview import")
-        .await
-        .click()
-        .await
-        .unwrap();
-    wait_text(browser, "main button", "Import")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click_text(browser, ".cards button", "Preview import").await;
+    click_text(browser, "main button", "Import").await;
     let done = wait_text(browser, "[role=status]", "Imported").await;
     let imported = done.text().await.unwrap();
     let playbooks = server
@@ -583,5 +616,266 @@ async fn catalog_import_and_rail_search_work_from_the_browser() {
         rail.contains("alpha release") && !rail.contains("beta release"),
         "{rail}"
     );
+    driver.close().await;
+}
+
+/// Waits until `script` (a function body returning a value) returns true.
+async fn wait_js(browser: &Browser, script: &str, what: &str) {
+    let started = Instant::now();
+    loop {
+        if browser
+            .execute(script, vec![])
+            .await
+            .is_ok_and(|v| v == Value::Bool(true))
+        {
+            return;
+        }
+        assert!(started.elapsed() < PATIENCE, "{what} within {PATIENCE:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn task_and_workflow_actions_follow_the_state() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Steer", "Main repo").await;
+    let admin = server.admin();
+    let workflow = admin
+        .workflows()
+        .create(&orchestrator_client::api::CreateWorkflow {
+            playbook_id,
+            workspace_id,
+            name: "Steered run".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = admin
+        .tasks()
+        .create(&CreateTask {
+            title: "Cancel me".into(),
+            task_type: "code".into(),
+            workflow_id: Some(workflow.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+
+    // A pending task offers cancel but not retry; cancelled, it offers retry.
+    browser
+        .goto(&server.at(&format!("/ui/tasks/{}", task.id)))
+        .await
+        .unwrap();
+    wait_text(browser, "#task-state", "pending").await;
+    assert!(
+        browser.find(Locator::Css("#act-retry")).await.is_err(),
+        "retry offered on a pending task"
+    );
+    click(browser, "#act-cancel").await;
+    wait_text(browser, "#task-state", "cancelled").await;
+    wait_text(browser, "#action-done", "cancel").await;
+    assert!(
+        browser.find(Locator::Css("#act-cancel")).await.is_err(),
+        "cancel offered on a cancelled task"
+    );
+    click(browser, "#act-retry").await;
+    wait_text(browser, "#task-state", "pending").await;
+    assert_eq!(
+        admin.tasks().get(task.id).await.unwrap().state,
+        TaskState::Pending
+    );
+    // Reassign asks for a reason (a form), then sends it.
+    click(browser, "summary#act-reassign").await;
+    type_into(browser, "#act-reassign-form textarea", "wrong specialist").await;
+    click(browser, "#act-reassign-form button").await;
+    wait_text(browser, "#action-done", "reassign").await;
+    assert_eq!(
+        admin.tasks().get(task.id).await.unwrap().state,
+        TaskState::Pending
+    );
+
+    // The workflow: cancel (after a confirmation), then redrive it from the form.
+    browser
+        .goto(&server.at(&format!("/ui/workflows/{}", workflow.id)))
+        .await
+        .unwrap();
+    wait_text(browser, "#feed-state", "live").await;
+    type_into(browser, "#action-reason", "wrong branch").await;
+    click(browser, "#cancel-workflow").await;
+    browser.accept_alert().await.unwrap();
+    wait_text(browser, "#workflow-state", "cancelled").await;
+    assert_eq!(
+        admin
+            .workflows()
+            .get(workflow.id)
+            .await
+            .unwrap()
+            .workflow
+            .state,
+        WorkflowState::Cancelled
+    );
+    click(browser, "#redrive summary").await;
+    let name = wait_css(browser, "#redrive-name").await;
+    name.clear().await.unwrap();
+    type_into(browser, "#redrive-name", "Steered run, again").await;
+    type_into(browser, "#redrive-reason", "branch fixed").await;
+    click(browser, "#redrive-submit").await;
+    click_text(browser, "[role=status] a", "open the new run").await;
+    wait_text(browser, "h1", "Steered run, again").await;
+    let url = wait_url(browser, "/ui/workflows/").await;
+    let new_id: Uuid = url.rsplit('/').next().unwrap().parse().unwrap();
+    assert_ne!(new_id, workflow.id);
+    let redriven = admin.workflows().get(new_id).await.unwrap();
+    assert_eq!(redriven.workflow.redrive_of, Some(workflow.id));
+    driver.close().await;
+}
+
+#[tokio::test]
+async fn playbooks_workspaces_and_fleet_act_from_the_browser() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Old flow", "Files repo").await;
+    let admin = server.admin();
+    let environment = admin
+        .environments()
+        .create(
+            &orchestrator_client::api::environments::CreateExecutionEnvironment {
+                name: "Debian tools".into(),
+                image: "debian:bookworm".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    admin
+        .workers()
+        .register(&orchestrator_client::api::RegisterWorker {
+            name: "box-one".into(),
+            agents: Some(vec![orchestrator_client::api::WorkerAgentSpec {
+                name: "box-one-agent".into(),
+                routing_tags: None,
+                execution_mode: None,
+            }]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+
+    // Playbooks: archive one; it shows archived and the API agrees.
+    browser.goto(&server.at("/ui/playbooks")).await.unwrap();
+    click(
+        browser,
+        &format!("tr[data-id='{playbook_id}'] button.archive"),
+    )
+    .await;
+    wait_text(browser, "[role=status]", "Old flow archived").await;
+    wait_text(browser, &format!("tr[data-id='{playbook_id}']"), "archived").await;
+    assert!(admin.playbooks().get(playbook_id).await.unwrap().archived);
+
+    // A workspace: set a memory entry, delete it; upload a file, download it.
+    browser
+        .goto(&server.at(&format!("/ui/workspaces/{workspace_id}")))
+        .await
+        .unwrap();
+    wait_text(browser, "#memory", "No memory entries").await;
+    type_into(browser, "#memory-key", "release").await;
+    type_into(browser, "#memory-value", r#"{"train": 7}"#).await;
+    click(browser, "#memory-save").await;
+    wait_text(browser, "#memory tr[data-key=release]", r#"{"train":7}"#).await;
+    let stored = admin.workspaces().get(workspace_id).await.unwrap();
+    assert_eq!(stored.memory["release"], json!({ "train": 7 }));
+    click(browser, "#memory tr[data-key=release] button").await;
+    wait_text(browser, "#memory", "No memory entries").await;
+    assert!(admin.workspaces().get(workspace_id).await.unwrap().memory["release"].is_null());
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "uploaded from the browser\n").unwrap();
+    wait_css(browser, "#file-upload")
+        .await
+        .send_keys(path.to_str().unwrap())
+        .await
+        .unwrap();
+    click(browser, "#file-upload-submit").await;
+    wait_text(browser, "#files a.download", "notes.txt").await;
+    // The download link serves the bytes to the cookie session.
+    let body: Value = browser
+        .execute_async(
+            r#"const done = arguments[0];
+               const href = document.querySelector('#files a.download').getAttribute('href');
+               fetch(href, { credentials: 'same-origin' }).then(async (r) => done({ status: r.status, text: await r.text() }), (e) => done({ status: 0, text: String(e) }));"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(body["status"], 200, "{body}");
+    assert_eq!(body["text"], "uploaded from the browser\n");
+
+    // The fleet: the environment with its image and posture, the worker.
+    click(browser, "a[data-nav=fleet]").await;
+    let row = format!("#environments tr[data-id='{}']", environment.id);
+    wait_text(browser, &row, "debian:bookworm").await;
+    wait_text(browser, &row, "unknown").await;
+    wait_text(browser, "#workers", "box-one").await;
+    wait_text(browser, "#agents", "box-one-agent").await;
+    click(browser, &format!("{row} button[data-act=blocked]")).await;
+    wait_text(browser, &format!("{row} td.support"), "blocked").await;
+    assert_eq!(
+        admin
+            .environments()
+            .get(environment.id)
+            .await
+            .unwrap()
+            .support_status,
+        Some(orchestrator_client::api::environments::SupportStatus::Blocked)
+    );
+    click(browser, &format!("{row} button[data-act=verify]")).await;
+    wait_text(browser, "[role=status]", "Debian tools:").await;
+    driver.close().await;
+}
+
+#[tokio::test]
+async fn the_rail_pages_and_narrows_in_the_url() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Many", "Main repo").await;
+    let admin = server.admin();
+    for n in 0..23 {
+        admin
+            .workflows()
+            .create(&orchestrator_client::api::CreateWorkflow {
+                playbook_id,
+                workspace_id,
+                name: format!("run {n:02}"),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_text(browser, "main", "Page 1 of 2 · 23 in all").await;
+    click_text(browser, ".pager button", "Next").await;
+    wait_url(browser, "page=2").await;
+    wait_text(browser, "main", "Page 2 of 2 · 23 in all").await;
+    let rows = browser
+        .find_all(Locator::Css("#rail tbody tr"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 3);
+    // The page is a URL: opening it again shows the same page.
+    browser.refresh().await.unwrap();
+    wait_text(browser, "main", "Page 2 of 2").await;
+    // Needs action only: none of these has a task needing a human.
+    click(browser, "#rail-needs").await;
+    wait_url(browser, "needs_action_only=true").await;
+    wait_text(browser, "main", "No workflows here yet").await;
     driver.close().await;
 }

@@ -26,7 +26,7 @@ export function railPage(main, { query, navigate, setTitle }) {
   const search = h('input', { type: 'search', id: 'rail-search', placeholder: 'Search by name', value: state.search, 'aria-label': 'Search workflows' });
   const lifecycle = h('select', { 'aria-label': 'Lifecycle', onchange: (e) => go({ lifecycle: e.target.value, page: 1 }) },
     ['all', 'planned', 'ongoing'].map((l) => h('option', { value: l, selected: l === state.lifecycle }, `Lifecycle: ${l}`)));
-  const needs = h('label', { class: 'check' }, h('input', { type: 'checkbox', checked: state.needs_action_only, onchange: (e) => go({ needs_action_only: e.target.checked, page: 1 }) }), ' Needs action only');
+  const needs = h('label', { class: 'check' }, h('input', { type: 'checkbox', id: 'rail-needs', checked: state.needs_action_only, onchange: (e) => go({ needs_action_only: e.target.checked, page: 1 }) }), ' Needs action only');
   const toolbar = h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go({ search: search.value.trim(), page: 1 }); } },
     search, lifecycle, needs, h('button', { type: 'submit' }, 'Search'));
   const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading workflows…'));
