@@ -921,7 +921,11 @@ async fn every_page_renders_wide_narrow_and_dark() {
         })
         .await
         .unwrap();
-    for (title, column) in [("Changelog", "inbox"), ("Migrate the schema", "active"), ("Tag the release", "done")] {
+    for (title, column) in [
+        ("Changelog", "inbox"),
+        ("Migrate the schema", "active"),
+        ("Tag the release", "done"),
+    ] {
         admin
             .workflows()
             .create_work_item(
@@ -937,7 +941,11 @@ async fn every_page_renders_wide_narrow_and_dark() {
             .unwrap();
     }
     let mut task_id = None;
-    for title in ["Write the changelog", "Run the migrations", "Review the diff"] {
+    for title in [
+        "Write the changelog",
+        "Run the migrations",
+        "Review the diff",
+    ] {
         let task = admin
             .tasks()
             .create(&CreateTask {
@@ -956,11 +964,13 @@ async fn every_page_renders_wide_narrow_and_dark() {
     }
     let environment = admin
         .environments()
-        .create(&orchestrator_client::api::environments::CreateExecutionEnvironment {
-            name: "Debian tools".into(),
-            image: "debian:bookworm".into(),
-            ..Default::default()
-        })
+        .create(
+            &orchestrator_client::api::environments::CreateExecutionEnvironment {
+                name: "Debian tools".into(),
+                image: "debian:bookworm".into(),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     let _ = environment;
@@ -1001,14 +1011,49 @@ async fn every_page_renders_wide_narrow_and_dark() {
 
     let pages: Vec<(&str, String, &str, &str)> = vec![
         ("rail", "/ui/workflows".into(), "#rail", "Release 2.4"),
-        ("workflow", format!("/ui/workflows/{}", workflow.id), "#tasks", "Review the diff"),
-        ("task", format!("/ui/tasks/{}", task_id.unwrap()), "main h1", "Write the changelog"),
-        ("logs", format!("/ui/logs?workflow_id={}", workflow.id), "#log-rows", "tool.run_tests"),
-        ("launch", "/ui/launch".into(), "#launch-playbook", "Release train"),
+        (
+            "workflow",
+            format!("/ui/workflows/{}", workflow.id),
+            "#tasks",
+            "Review the diff",
+        ),
+        (
+            "task",
+            format!("/ui/tasks/{}", task_id.unwrap()),
+            "main h1",
+            "Write the changelog",
+        ),
+        (
+            "logs",
+            format!("/ui/logs?workflow_id={}", workflow.id),
+            "#log-rows",
+            "tool.run_tests",
+        ),
+        (
+            "launch",
+            "/ui/launch".into(),
+            "#launch-playbook",
+            "Release train",
+        ),
         ("catalog", "/ui/catalog".into(), ".cards", "Preview import"),
-        ("playbooks", "/ui/playbooks".into(), "main table", "Release train"),
-        ("workspace", format!("/ui/workspaces/{workspace_id}"), "main h1", "Main repo"),
-        ("fleet", "/ui/fleet".into(), "#environments", "debian:bookworm"),
+        (
+            "playbooks",
+            "/ui/playbooks".into(),
+            "main table",
+            "Release train",
+        ),
+        (
+            "workspace",
+            format!("/ui/workspaces/{workspace_id}"),
+            "main h1",
+            "Main repo",
+        ),
+        (
+            "fleet",
+            "/ui/fleet".into(),
+            "#environments",
+            "debian:bookworm",
+        ),
     ];
     for (width, suffix) in [(1280u32, ""), (420u32, "narrow-")] {
         browser.set_window_size(width, 800).await.unwrap();
