@@ -239,3 +239,26 @@ function parseFrame(text) {
   try { frame.data = JSON.parse(frame.data); } catch { /* keep the text */ }
   return frame;
 }
+
+/**
+ * Wraps a page's re-read so that reads never overlap: a call while one runs
+ * queues one more run after it (calls meanwhile share that run). An older
+ * answer therefore never lands after a newer one, and the last change is
+ * always read. The returned function resolves when its run is done.
+ */
+export function serial(fn) {
+  let running = null;
+  let queued = null;
+  const run = () => {
+    running = Promise.resolve().then(fn).finally(() => { running = null; });
+    return running;
+  };
+  return () => {
+    if (!running) return run();
+    if (!queued) {
+      const next = () => { queued = null; return run(); };
+      queued = running.then(next, next);
+    }
+    return queued;
+  };
+}

@@ -21,7 +21,7 @@ export function fleetPage(main, { setTitle }) {
     ({ data }) => keep(el, JSON.stringify(data), () => draw(data)),
     (e) => { if (!e.aborted) { delete el.dataset.key; fill(el, errorBox(e)); } });
 
-  const load = () => Promise.all([
+  const load = api.serial(() => Promise.all([
     show(environments, '/execution-environments?per_page=100', (data) => (data.length ? environmentTable(data, act)
       : empty('No execution environments yet. Add one with orch environments create or from the environment catalog.'))),
     show(workers, '/workers?per_page=100', (data) => (data.length ? h('table', { class: 'list' },
@@ -32,7 +32,7 @@ export function fleetPage(main, { setTitle }) {
       h('thead', {}, h('tr', {}, ['Agent', 'Status', 'Protocol', 'Tags', 'Worker', 'Current task', 'Last heartbeat'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, data.map((a) => h('tr', { dataset: { id: a.id } }, h('td', {}, a.name), h('td', {}, badge(a.status)), h('td', {}, a.protocol), h('td', {}, a.routing_tags.join(', ') || '—'), h('td', {}, a.worker_id ? shortId(a.worker_id) : '—'), h('td', {}, current(a.current_task_id)), h('td', {}, when(a.last_heartbeat_at))))))
       : empty('No agents have registered.'))),
-  ]);
+  ]));
 
   // verify: runs the probe; approve / block / clear: the support posture.
   async function act(env, action) {

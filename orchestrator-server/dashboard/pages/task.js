@@ -74,7 +74,7 @@ export function taskPage(main, { params, setTitle }) {
   }
 
   // A drawing error shows on the page instead of escaping as an unhandled rejection.
-  const load = () => draw().catch((e) => fill(notice, errorBox(e)));
+  const load = api.serial(() => draw().catch((e) => fill(notice, errorBox(e))));
   load();
   let timer = null;
   const stop = api.follow(`/events/stream${api.query({ entity_id: id })}`, (frame) => {

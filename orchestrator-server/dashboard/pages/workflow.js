@@ -20,7 +20,8 @@ export function workflowPage(main, { params, setTitle }) {
   fill(main, header, notice, body, feed);
 
   let detail = null;
-  async function load() {
+  const load = api.serial(read);
+  async function read() {
     try {
       const { data } = await api.get(`/operations/workflows/${id}/workspace${api.query({ tab_scope: 'live_console', live_console_limit: 1 })}`);
       detail = data.workflow;
