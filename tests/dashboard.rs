@@ -321,6 +321,15 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     wait_text(browser, "#launch-workspace option", "Main repo").await;
     type_into(browser, "#launch-name", "Browser launch").await;
     type_into(browser, "#launch-parameters", "ticket=OPS-7").await;
+    type_into(browser, "#launch-summary", "Ship the fix for OPS-7").await;
+    let dir = tempfile::tempdir().unwrap();
+    let brief = dir.path().join("brief.md");
+    std::fs::write(&brief, "# Brief\n").unwrap();
+    wait_css(browser, "#launch-files")
+        .await
+        .send_keys(brief.to_str().unwrap())
+        .await
+        .unwrap();
     click(browser, "#launch").await;
     let url = wait_url(browser, "/ui/workflows/").await;
     let workflow_id: Uuid = url.rsplit('/').next().unwrap().parse().unwrap();
@@ -329,6 +338,16 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     assert_eq!(detail.workflow.playbook_id, playbook_id);
     assert_eq!(detail.workflow.workspace_id, workspace_id);
     assert_eq!(detail.workflow.parameters["ticket"], "OPS-7");
+    let packet = detail
+        .workflow
+        .initial_input_packet
+        .expect("an input packet");
+    assert_eq!(packet.summary.as_deref(), Some("Ship the fix for OPS-7"));
+    let files = packet.files.expect("the uploaded file");
+    assert_eq!(files[0].file_name, "brief.md");
+    assert_eq!(files[0].content_base64, "IyBCcmllZgo=");
+    wait_text(browser, "#input-packet", "brief.md").await;
+    wait_text(browser, "#input-packet", "8 bytes").await;
     wait_text(browser, "#feed-state", "live").await;
 
     // Operator actions on the workflow: pause, then resume.

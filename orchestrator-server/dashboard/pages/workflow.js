@@ -36,7 +36,7 @@ export function workflowPage(main, { params, setTitle }) {
           ['Lifecycle', detail.lifecycle], ['Attempt', `${detail.attempt_number} (${detail.attempt_kind})`],
           detail.redrive_of ? ['Redrive of', link(`/ui/workflows/${detail.redrive_of}`, shortId(detail.redrive_of))] : null,
           ['Created', when(detail.created_at)], ['Completed', when(detail.completed_at)],
-        ]), json(Object.keys(detail.parameters || {}).length ? detail.parameters : null), detail.initial_input_packet ? json(detail.initial_input_packet) : null));
+        ]), json(Object.keys(detail.parameters || {}).length ? detail.parameters : null), inputPacket(detail.initial_input_packet)));
     } catch (e) {
       if (!e.aborted) { delete header.dataset.key; fill(header, errorBox(e)); }
     }
@@ -123,6 +123,18 @@ function headerOf(w, act) {
       h('h1', {}, w.name, ' ', h('span', { id: 'workflow-state' }, badge(w.state))),
       h('p', { class: 'muted' }, 'Started ', when(w.created_at), w.operator_note ? ` · ${w.operator_note}` : '', ' · ', link(`/ui/logs?workflow_id=${w.id}`, 'logs'))),
     actions);
+}
+
+/** The launch's input packet: its summary, files (name, type, size) and structured inputs. */
+function inputPacket(packet) {
+  if (!packet) return null;
+  const files = packet.files || [];
+  return h('div', { id: 'input-packet' },
+    h('h3', {}, 'Input packet'),
+    packet.summary ? h('p', { class: 'summary' }, packet.summary) : null,
+    files.length ? h('ul', { class: 'plain files' }, files.map((f) => h('li', {}, h('code', {}, f.file_name), ' ',
+      h('span', { class: 'muted small' }, `${f.content_type || 'file'} · ${Math.floor((f.content_base64 || '').replace(/=+$/, '').length * 3 / 4)} bytes`)))) : null,
+    packet.structured_inputs ? json(packet.structured_inputs) : null);
 }
 
 function redriveForm(w, act) {
