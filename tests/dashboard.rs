@@ -569,13 +569,54 @@ async fn an_expired_access_token_is_refreshed_with_the_csrf_header() {
     let browser = driver.browser();
     sign_in(browser, &server, &server.admin_key).await;
     wait_text(browser, "main h1", "Workflows").await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    // The access cookie's token has expired; the next read refreshes the
-    // session (refresh cookie + CSRF header) and goes on, never to sign-in.
+    // The page refreshes the session before the access token expires
+    // (refresh cookie + CSRF header): the expiry it keeps moves on.
+    let first: Value = browser
+        .execute(
+            "return localStorage.getItem('orch.session.expires_at');",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let first = first
+        .as_str()
+        .expect("the session's expiry is kept")
+        .to_owned();
+    wait_js(
+        browser,
+        &format!("return localStorage.getItem('orch.session.expires_at') !== {first:?};"),
+        "a refresh",
+    )
+    .await;
+    // Past the first token's expiry and the server's 5 s leeway, pages
+    // still load: the session lives on the refreshed token, never sign-in.
+    wait_js(
+        browser,
+        &format!("return Date.now() > Date.parse({first:?}) + 6000;"),
+        "the first token's end",
+    )
+    .await;
     click(browser, "a[data-nav=fleet]").await;
     wait_text(browser, "main h1", "Fleet").await;
     wait_text(browser, "main", "No agents have registered.").await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/ui/fleet");
+
+    // The session ends behind the page's back: the next read meets a 401,
+    // the refresh fails too, and the page goes to sign-in (never blank).
+    let status: Value = browser
+        .execute_async(
+            r#"const done = arguments[0];
+               const csrf = document.cookie.split('; ').find((c) => c.startsWith('service_csrf_token=')).split('=')[1];
+               fetch('/api/v1/auth/logout', { method: 'POST', credentials: 'same-origin', headers: { 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: '{}' })
+                 .then((r) => done(r.status), () => done(0));"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    click(browser, "a[data-nav=workflows]").await;
+    wait_url(browser, "/ui/signin?expired=1").await;
+    wait_text(browser, "main", "Your session ended").await;
     driver.close_expecting(&[401]).await;
 }
 
