@@ -78,9 +78,9 @@ impl Driver {
         self.browser.as_ref().expect("session open")
     }
 
-    /// The browser console's errors since the last call (chromedriver's
-    /// log endpoint), each as "level message".
-    async fn console_errors(&self) -> Vec<String> {
+    /// The browser console since the last call (chromedriver's log
+    /// endpoint): every entry as (level, message).
+    async fn console(&self) -> Vec<(String, String)> {
         let entries = self
             .browser()
             .issue_cmd(BrowserLog)
@@ -90,24 +90,50 @@ impl Driver {
             .as_array()
             .expect("log entries")
             .iter()
-            .filter(|e| e["level"] == "SEVERE")
-            .map(|e| e["message"].as_str().unwrap_or_default().to_owned())
+            .map(|e| {
+                (
+                    e["level"].as_str().unwrap_or_default().to_owned(),
+                    e["message"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
             .collect()
     }
 
     /// Closes the session after checking the console: no errors at all, or
     /// only failed requests whose status the test expects (a refused key).
+    /// A failure prints the whole console, each entry in full on its line.
     async fn close_expecting(self, expected_statuses: &[u16]) {
-        let errors = self.console_errors().await;
-        let unexpected: Vec<&String> = errors
+        let console = self.console().await;
+        let unexpected: Vec<&(String, String)> = console
             .iter()
-            .filter(|e| {
-                !expected_statuses
-                    .iter()
-                    .any(|s| e.contains(&format!("status of {s}")))
+            .filter(|(level, message)| {
+                level == "SEVERE"
+                    && !expected_statuses
+                        .iter()
+                        .any(|s| message.contains(&format!("status of {s}")))
             })
             .collect();
-        assert!(unexpected.is_empty(), "console errors: {unexpected:#?}");
+        if !unexpected.is_empty() {
+            let url = self
+                .browser()
+                .current_url()
+                .await
+                .map(|u| u.to_string())
+                .unwrap_or_default();
+            let mut report = format!(
+                "{} unexpected console error(s) at {url}:\n",
+                unexpected.len()
+            );
+            for (level, message) in &unexpected {
+                report.push_str(&format!("  [{level}] {message}\n"));
+            }
+            report.push_str("the whole console:\n");
+            for (level, message) in &console {
+                report.push_str(&format!("  [{level}] {message}\n"));
+            }
+            eprintln!("{report}");
+            panic!("{report}");
+        }
         self.close_session().await;
     }
 
@@ -185,6 +211,45 @@ async fn wait_text(browser: &Browser, css: &str, text: &str) -> Element {
     }
 }
 
+/// Clicks the first `css` element whose text contains `text`, once it is
+/// there. A live page may redraw between finding and clicking (a stale
+/// element): then it finds the element again.
+async fn click_text(browser: &Browser, css: &str, text: &str) {
+    let started = Instant::now();
+    loop {
+        let element = wait_text(browser, css, text).await;
+        match element.click().await {
+            Ok(()) => return,
+            Err(e) if started.elapsed() < PATIENCE => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot click `{css}` containing {text:?}: {e}"),
+        }
+    }
+}
+
+/// Clicks `css` once it is there (again after a redraw, like `click_text`).
+async fn click(browser: &Browser, css: &str) {
+    click_text(browser, css, "").await;
+}
+
+/// Types into the field `css` (found again after a redraw).
+async fn type_into(browser: &Browser, css: &str, text: &str) {
+    let started = Instant::now();
+    loop {
+        let element = wait_css(browser, css).await;
+        match element.send_keys(text).await {
+            Ok(()) => return,
+            Err(e) if started.elapsed() < PATIENCE => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("cannot type into `{css}`: {e}"),
+        }
+    }
+}
+
 async fn wait_css(browser: &Browser, css: &str) -> Element {
     browser
         .wait()
@@ -254,17 +319,18 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     // Launch: the pickers list the playbook and workspace.
     wait_text(browser, "#launch-playbook option", "Ship it").await;
     wait_text(browser, "#launch-workspace option", "Main repo").await;
-    wait_css(browser, "#launch-name")
+    type_into(browser, "#launch-name", "Browser launch").await;
+    type_into(browser, "#launch-parameters", "ticket=OPS-7").await;
+    type_into(browser, "#launch-summary", "Ship the fix for OPS-7").await;
+    let dir = tempfile::tempdir().unwrap();
+    let brief = dir.path().join("brief.md");
+    std::fs::write(&brief, "# Brief\n").unwrap();
+    wait_css(browser, "#launch-files")
         .await
-        .send_keys("Browser launch")
+        .send_keys(brief.to_str().unwrap())
         .await
         .unwrap();
-    wait_css(browser, "#launch-parameters")
-        .await
-        .send_keys("ticket=OPS-7")
-        .await
-        .unwrap();
-    wait_css(browser, "#launch").await.click().await.unwrap();
+    click(browser, "#launch").await;
     let url = wait_url(browser, "/ui/workflows/").await;
     let workflow_id: Uuid = url.rsplit('/').next().unwrap().parse().unwrap();
     wait_text(browser, "h1", "Browser launch").await;
@@ -272,12 +338,22 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     assert_eq!(detail.workflow.playbook_id, playbook_id);
     assert_eq!(detail.workflow.workspace_id, workspace_id);
     assert_eq!(detail.workflow.parameters["ticket"], "OPS-7");
+    let packet = detail
+        .workflow
+        .initial_input_packet
+        .expect("an input packet");
+    assert_eq!(packet.summary.as_deref(), Some("Ship the fix for OPS-7"));
+    let files = packet.files.expect("the uploaded file");
+    assert_eq!(files[0].file_name, "brief.md");
+    assert_eq!(files[0].content_base64, "IyBCcmllZgo=");
+    wait_text(browser, "#input-packet", "brief.md").await;
+    wait_text(browser, "#input-packet", "8 bytes").await;
     wait_text(browser, "#feed-state", "live").await;
 
     // Operator actions on the workflow: pause, then resume.
-    wait_css(browser, "#pause").await.click().await.unwrap();
+    click(browser, "#pause").await;
     wait_text(browser, "#workflow-state", "paused").await;
-    wait_css(browser, "#resume").await.click().await.unwrap();
+    click(browser, "#resume").await;
     wait_css(browser, "#pause").await;
     let state = server.admin().workflows().get(workflow_id).await.unwrap();
     assert_ne!(state.workflow.state, WorkflowState::Paused);
@@ -298,14 +374,10 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     wait_text(browser, "#feed", "task.created").await;
 
     // Open it and run an action its state allows: skip a pending task.
-    wait_text(browser, "#tasks a", "Created behind the page's back")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click_text(browser, "#tasks a", "Created behind the page's back").await;
     wait_url(browser, &format!("/ui/tasks/{}", task.id)).await;
     wait_text(browser, "#task-state", "pending").await;
-    wait_css(browser, "#act-skip").await.click().await.unwrap();
+    click(browser, "#act-skip").await;
     wait_text(browser, "#action-done", "skip").await;
     wait_text(browser, "#task-state", "completed").await;
     let skipped = server.admin().tasks().get(task.id).await.unwrap();
@@ -321,11 +393,7 @@ async fn operator_launches_follows_and_steers_a_workflow() {
     wait_text(browser, "#log-rows", "tool.browser_probe").await;
 
     // Pausing the tail stops new lines; resuming catches up on them.
-    wait_css(browser, "#tail-toggle")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(browser, "#tail-toggle").await;
     wait_text(browser, "#tail-state", "paused").await;
     ingest(&server, workflow_id, "tool.while_paused").await;
     tokio::time::sleep(Duration::from_millis(800)).await;
@@ -334,11 +402,7 @@ async fn operator_launches_follows_and_steers_a_workflow() {
         !rows.contains("tool.while_paused"),
         "paused tail showed a line"
     );
-    wait_css(browser, "#tail-toggle")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click(browser, "#tail-toggle").await;
     wait_text(browser, "#log-rows", "tool.while_paused").await;
 
     // Sign out: back at sign-in, and the session no longer opens pages.
@@ -348,7 +412,7 @@ async fn operator_launches_follows_and_steers_a_workflow() {
         .unwrap()
         .value()
         .to_owned();
-    wait_css(browser, "#signout").await.click().await.unwrap();
+    click(browser, "#signout").await;
     wait_url(browser, "/ui/signin").await;
     browser.goto(&server.at("/ui/workflows")).await.unwrap();
     wait_url(browser, "/ui/signin?next=").await;
@@ -521,17 +585,54 @@ async fn an_expired_access_token_is_refreshed_with_the_csrf_header() {
     let browser = driver.browser();
     sign_in(browser, &server, &server.admin_key).await;
     wait_text(browser, "main h1", "Workflows").await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    // The access cookie's token has expired; the next read refreshes the
-    // session (refresh cookie + CSRF header) and goes on, never to sign-in.
-    wait_css(browser, "a[data-nav=fleet]")
-        .await
-        .click()
+    // The page refreshes the session before the access token expires
+    // (refresh cookie + CSRF header): the expiry it keeps moves on.
+    let first: Value = browser
+        .execute(
+            "return localStorage.getItem('orch.session.expires_at');",
+            vec![],
+        )
         .await
         .unwrap();
+    let first = first
+        .as_str()
+        .expect("the session's expiry is kept")
+        .to_owned();
+    wait_js(
+        browser,
+        &format!("return localStorage.getItem('orch.session.expires_at') !== {first:?};"),
+        "a refresh",
+    )
+    .await;
+    // Past the first token's expiry and the server's 5 s leeway, pages
+    // still load: the session lives on the refreshed token, never sign-in.
+    wait_js(
+        browser,
+        &format!("return Date.now() > Date.parse({first:?}) + 6000;"),
+        "the first token's end",
+    )
+    .await;
+    click(browser, "a[data-nav=fleet]").await;
     wait_text(browser, "main h1", "Fleet").await;
     wait_text(browser, "main", "No agents have registered.").await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/ui/fleet");
+
+    // The session ends behind the page's back: the next read meets a 401,
+    // the refresh fails too, and the page goes to sign-in (never blank).
+    let status: Value = browser
+        .execute_async(
+            r#"const done = arguments[0];
+               const csrf = document.cookie.split('; ').find((c) => c.startsWith('service_csrf_token=')).split('=')[1];
+               fetch('/api/v1/auth/logout', { method: 'POST', credentials: 'same-origin', headers: { 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: '{}' })
+                 .then((r) => done(r.status), () => done(0));"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    click(browser, "a[data-nav=workflows]").await;
+    wait_url(browser, "/ui/signin?expired=1").await;
+    wait_text(browser, "main", "Your session ended").await;
     driver.close_expecting(&[401]).await;
 }
 
@@ -546,16 +647,8 @@ async fn catalog_import_and_rail_search_work_from_the_browser() {
 
     // Import a catalog playbook: preview (one decision per artifact), import.
     browser.goto(&server.at("/ui/catalog")).await.unwrap();
-    wait_text(browser, ".cards button", "Preview import")
-        .await
-        .click()
-        .await
-        .unwrap();
-    wait_text(browser, "main button", "Import")
-        .await
-        .click()
-        .await
-        .unwrap();
+    click_text(browser, ".cards button", "Preview import").await;
+    click_text(browser, "main button", "Import").await;
     let done = wait_text(browser, "[role=status]", "Imported").await;
     let imported = done.text().await.unwrap();
     let playbooks = server
@@ -599,5 +692,490 @@ async fn catalog_import_and_rail_search_work_from_the_browser() {
         rail.contains("alpha release") && !rail.contains("beta release"),
         "{rail}"
     );
+    driver.close().await;
+}
+
+/// Waits until `script` (a function body returning a value) returns true.
+async fn wait_js(browser: &Browser, script: &str, what: &str) {
+    let started = Instant::now();
+    loop {
+        if browser
+            .execute(script, vec![])
+            .await
+            .is_ok_and(|v| v == Value::Bool(true))
+        {
+            return;
+        }
+        assert!(started.elapsed() < PATIENCE, "{what} within {PATIENCE:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn task_and_workflow_actions_follow_the_state() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Steer", "Main repo").await;
+    let admin = server.admin();
+    let workflow = admin
+        .workflows()
+        .create(&orchestrator_client::api::CreateWorkflow {
+            playbook_id,
+            workspace_id,
+            name: "Steered run".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = admin
+        .tasks()
+        .create(&CreateTask {
+            title: "Cancel me".into(),
+            task_type: "code".into(),
+            workflow_id: Some(workflow.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+
+    // A pending task offers cancel but not retry; cancelled, it offers retry.
+    browser
+        .goto(&server.at(&format!("/ui/tasks/{}", task.id)))
+        .await
+        .unwrap();
+    wait_text(browser, "#task-state", "pending").await;
+    assert!(
+        browser.find(Locator::Css("#act-retry")).await.is_err(),
+        "retry offered on a pending task"
+    );
+    click(browser, "#act-cancel").await;
+    wait_text(browser, "#task-state", "cancelled").await;
+    wait_text(browser, "#action-done", "cancel").await;
+    assert!(
+        browser.find(Locator::Css("#act-cancel")).await.is_err(),
+        "cancel offered on a cancelled task"
+    );
+    click(browser, "#act-retry").await;
+    wait_text(browser, "#task-state", "pending").await;
+    assert_eq!(
+        admin.tasks().get(task.id).await.unwrap().state,
+        TaskState::Pending
+    );
+    // Reassign asks for a reason (a form), then sends it.
+    click(browser, "summary#act-reassign").await;
+    type_into(browser, "#act-reassign-form textarea", "wrong specialist").await;
+    click(browser, "#act-reassign-form button").await;
+    wait_text(browser, "#action-done", "reassign").await;
+    assert_eq!(
+        admin.tasks().get(task.id).await.unwrap().state,
+        TaskState::Pending
+    );
+
+    // The workflow: cancel (after a confirmation), then redrive it from the form.
+    browser
+        .goto(&server.at(&format!("/ui/workflows/{}", workflow.id)))
+        .await
+        .unwrap();
+    wait_text(browser, "#feed-state", "live").await;
+    type_into(browser, "#action-reason", "wrong branch").await;
+    click(browser, "#cancel-workflow").await;
+    browser.accept_alert().await.unwrap();
+    wait_text(browser, "#workflow-state", "cancelled").await;
+    assert_eq!(
+        admin
+            .workflows()
+            .get(workflow.id)
+            .await
+            .unwrap()
+            .workflow
+            .state,
+        WorkflowState::Cancelled
+    );
+    click(browser, "#redrive summary").await;
+    let name = wait_css(browser, "#redrive-name").await;
+    name.clear().await.unwrap();
+    type_into(browser, "#redrive-name", "Steered run, again").await;
+    type_into(browser, "#redrive-reason", "branch fixed").await;
+    click(browser, "#redrive-submit").await;
+    click_text(browser, "[role=status] a", "open the new run").await;
+    wait_text(browser, "h1", "Steered run, again").await;
+    let url = wait_url(browser, "/ui/workflows/").await;
+    let new_id: Uuid = url.rsplit('/').next().unwrap().parse().unwrap();
+    assert_ne!(new_id, workflow.id);
+    let redriven = admin.workflows().get(new_id).await.unwrap();
+    assert_eq!(redriven.workflow.redrive_of, Some(workflow.id));
+    driver.close().await;
+}
+
+#[tokio::test]
+async fn playbooks_workspaces_and_fleet_act_from_the_browser() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Old flow", "Files repo").await;
+    let admin = server.admin();
+    let environment = admin
+        .environments()
+        .create(
+            &orchestrator_client::api::environments::CreateExecutionEnvironment {
+                name: "Debian tools".into(),
+                image: "debian:bookworm".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    admin
+        .workers()
+        .register(&orchestrator_client::api::RegisterWorker {
+            name: "box-one".into(),
+            agents: Some(vec![orchestrator_client::api::WorkerAgentSpec {
+                name: "box-one-agent".into(),
+                routing_tags: None,
+                execution_mode: None,
+            }]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+
+    // Playbooks: archive one; it shows archived and the API agrees.
+    browser.goto(&server.at("/ui/playbooks")).await.unwrap();
+    click(
+        browser,
+        &format!("tr[data-id='{playbook_id}'] button.archive"),
+    )
+    .await;
+    wait_text(browser, "[role=status]", "Old flow archived").await;
+    wait_text(browser, &format!("tr[data-id='{playbook_id}']"), "archived").await;
+    assert!(admin.playbooks().get(playbook_id).await.unwrap().archived);
+
+    // A workspace: set a memory entry, delete it; upload a file, download it.
+    browser
+        .goto(&server.at(&format!("/ui/workspaces/{workspace_id}")))
+        .await
+        .unwrap();
+    wait_text(browser, "#memory", "No memory entries").await;
+    type_into(browser, "#memory-key", "release").await;
+    type_into(browser, "#memory-value", r#"{"train": 7}"#).await;
+    click(browser, "#memory-save").await;
+    wait_text(browser, "#memory tr[data-key=release]", r#"{"train":7}"#).await;
+    let stored = admin.workspaces().get(workspace_id).await.unwrap();
+    assert_eq!(stored.memory["release"], json!({ "train": 7 }));
+    click(browser, "#memory tr[data-key=release] button").await;
+    wait_text(browser, "#memory", "No memory entries").await;
+    assert!(admin.workspaces().get(workspace_id).await.unwrap().memory["release"].is_null());
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "uploaded from the browser\n").unwrap();
+    wait_css(browser, "#file-upload")
+        .await
+        .send_keys(path.to_str().unwrap())
+        .await
+        .unwrap();
+    click(browser, "#file-upload-submit").await;
+    wait_text(browser, "#files a.download", "notes.txt").await;
+    // The download link serves the bytes to the cookie session.
+    let body: Value = browser
+        .execute_async(
+            r#"const done = arguments[0];
+               const href = document.querySelector('#files a.download').getAttribute('href');
+               fetch(href, { credentials: 'same-origin' }).then(async (r) => done({ status: r.status, text: await r.text() }), (e) => done({ status: 0, text: String(e) }));"#,
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(body["status"], 200, "{body}");
+    assert_eq!(body["text"], "uploaded from the browser\n");
+
+    // The fleet: the environment with its image and posture, the worker.
+    click(browser, "a[data-nav=fleet]").await;
+    let row = format!("#environments tr[data-id='{}']", environment.id);
+    wait_text(browser, &row, "debian:bookworm").await;
+    wait_text(browser, &row, "unknown").await;
+    wait_text(browser, "#workers", "box-one").await;
+    wait_text(browser, "#agents", "box-one-agent").await;
+    click(browser, &format!("{row} button[data-act=blocked]")).await;
+    wait_text(browser, &format!("{row} td.support"), "blocked").await;
+    assert_eq!(
+        admin
+            .environments()
+            .get(environment.id)
+            .await
+            .unwrap()
+            .support_status,
+        Some(orchestrator_client::api::environments::SupportStatus::Blocked)
+    );
+    click(browser, &format!("{row} button[data-act=verify]")).await;
+    wait_text(browser, "[role=status]", "Debian tools:").await;
+    driver.close().await;
+}
+
+#[tokio::test]
+async fn the_rail_pages_and_narrows_in_the_url() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Many", "Main repo").await;
+    let admin = server.admin();
+    for n in 0..23 {
+        admin
+            .workflows()
+            .create(&orchestrator_client::api::CreateWorkflow {
+                playbook_id,
+                workspace_id,
+                name: format!("run {n:02}"),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_text(browser, "main", "Page 1 of 2 · 23 in all").await;
+    click_text(browser, ".pager button", "Next").await;
+    wait_url(browser, "page=2").await;
+    wait_text(browser, "main", "Page 2 of 2 · 23 in all").await;
+    let rows = browser
+        .find_all(Locator::Css("#rail tbody tr"))
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 3);
+    // The page is a URL: opening it again shows the same page.
+    browser.refresh().await.unwrap();
+    wait_text(browser, "main", "Page 2 of 2").await;
+    // Needs action only: none of these has a task needing a human.
+    click(browser, "#rail-needs").await;
+    wait_url(browser, "needs_action_only=true").await;
+    wait_text(browser, "main", "No workflows here yet").await;
+    driver.close().await;
+}
+
+/// chromedriver's `POST /session/:id/goog/cdp/execute`: one DevTools command.
+#[derive(Debug)]
+struct DevTools(Value);
+
+impl WebDriverCompatibleCommand for DevTools {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(self.0.to_string()))
+    }
+}
+
+/// Every page at 1280×800 and in a narrow window (no sideways scrolling),
+/// and the workflow page in the dark theme, with no console errors. With
+/// `ORCH_SCREENSHOTS=<dir>` it also saves each view there as a PNG (how
+/// docs/screenshots is made).
+#[tokio::test]
+async fn every_page_renders_wide_narrow_and_dark() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Release train", "Main repo").await;
+    let admin = server.admin();
+    let workflow = admin
+        .workflows()
+        .create(&orchestrator_client::api::CreateWorkflow {
+            playbook_id,
+            workspace_id,
+            name: "Release 2.4".into(),
+            parameters: Some([("ticket".to_owned(), "OPS-7".to_owned())].into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    for (title, column) in [
+        ("Changelog", "inbox"),
+        ("Migrate the schema", "active"),
+        ("Tag the release", "done"),
+    ] {
+        admin
+            .workflows()
+            .create_work_item(
+                workflow.id,
+                &orchestrator_client::api::CreateWorkItem {
+                    title: title.into(),
+                    stage_name: Some("build".into()),
+                    column_id: Some(column.into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+    let mut task_id = None;
+    for title in [
+        "Write the changelog",
+        "Run the migrations",
+        "Review the diff",
+    ] {
+        let task = admin
+            .tasks()
+            .create(&CreateTask {
+                title: title.into(),
+                task_type: "code".into(),
+                workflow_id: Some(workflow.id),
+                input: Some(json!({ "branch": "release/2.4" })),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        task_id.get_or_insert(task.id);
+    }
+    for operation in ["tool.git_checkout", "tool.run_tests", "llm.plan"] {
+        ingest(&server, workflow.id, operation).await;
+    }
+    let environment = admin
+        .environments()
+        .create(
+            &orchestrator_client::api::environments::CreateExecutionEnvironment {
+                name: "Debian tools".into(),
+                image: "debian:bookworm".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let _ = environment;
+    admin
+        .workers()
+        .register(&orchestrator_client::api::RegisterWorker {
+            name: "build-box".into(),
+            routing_tags: Some(vec!["env:runner".into()]),
+            agents: Some(vec![orchestrator_client::api::WorkerAgentSpec {
+                name: "build-box-agent".into(),
+                routing_tags: None,
+                execution_mode: None,
+            }]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+
+    let shots = std::env::var_os("ORCH_SCREENSHOTS").map(std::path::PathBuf::from);
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    browser.goto(&server.at("/ui/signin")).await.unwrap();
+    wait_css(browser, "#api-key").await;
+    let shoot = |name: &'static str| {
+        let shots = shots.clone();
+        async move {
+            if let Some(dir) = shots {
+                // Relative times and fonts settle before the picture.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let png = browser.screenshot().await.unwrap();
+                std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+            }
+        }
+    };
+    shoot("signin").await;
+    submit_key(browser, &server.admin_key).await;
+    wait_text(browser, "#rail", "Release 2.4").await;
+
+    let pages: Vec<(&str, String, &str, &str)> = vec![
+        ("rail", "/ui/workflows".into(), "#rail", "Release 2.4"),
+        (
+            "workflow",
+            format!("/ui/workflows/{}", workflow.id),
+            "#tasks",
+            "Review the diff",
+        ),
+        (
+            "task",
+            format!("/ui/tasks/{}", task_id.unwrap()),
+            "main h1",
+            "Write the changelog",
+        ),
+        (
+            "logs",
+            format!("/ui/logs?workflow_id={}", workflow.id),
+            "#log-rows",
+            "tool.run_tests",
+        ),
+        (
+            "launch",
+            "/ui/launch".into(),
+            "#launch-playbook",
+            "Release train",
+        ),
+        ("catalog", "/ui/catalog".into(), ".cards", "Preview import"),
+        (
+            "playbooks",
+            "/ui/playbooks".into(),
+            "main table",
+            "Release train",
+        ),
+        (
+            "workspace",
+            format!("/ui/workspaces/{workspace_id}"),
+            "main h1",
+            "Main repo",
+        ),
+        (
+            "fleet",
+            "/ui/fleet".into(),
+            "#environments",
+            "debian:bookworm",
+        ),
+    ];
+    for (width, suffix) in [(1280u32, ""), (420u32, "narrow-")] {
+        browser.set_window_size(width, 800).await.unwrap();
+        for (name, path, css, text) in &pages {
+            browser.goto(&server.at(path)).await.unwrap();
+            wait_text(browser, css, text).await;
+            // Nothing wider than the window: no sideways scrolling.
+            wait_js(
+                browser,
+                "return document.documentElement.scrollWidth <= window.innerWidth + 1;",
+                &format!("{path} fits {width} px"),
+            )
+            .await;
+            if suffix.is_empty() || *name == "workflow" || *name == "rail" {
+                let name = format!("{suffix}{name}");
+                if let Some(dir) = &shots {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    let png = browser.screenshot().await.unwrap();
+                    std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+                }
+            }
+        }
+    }
+
+    // The dark theme follows the system setting.
+    browser.set_window_size(1280, 800).await.unwrap();
+    browser
+        .issue_cmd(DevTools(json!({
+            "cmd": "Emulation.setEmulatedMedia",
+            "params": { "features": [{ "name": "prefers-color-scheme", "value": "dark" }] }
+        })))
+        .await
+        .unwrap();
+    browser
+        .goto(&server.at(&format!("/ui/workflows/{}", workflow.id)))
+        .await
+        .unwrap();
+    wait_text(browser, "#tasks", "Review the diff").await;
+    let background: Value = browser
+        .execute(
+            "return getComputedStyle(document.body).backgroundColor;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(background, "rgb(15, 18, 22)", "the dark background");
+    shoot("dark-workflow").await;
     driver.close().await;
 }

@@ -7,7 +7,7 @@
 use orchestrator_client::Client;
 use orchestrator_client::api::{
     ClaimTask, CompleteTask, CreateHandoff, CreateTask, CreateWorkflow, EnqueueActivation,
-    ExecutionMode, RegisterAgent, StartTask, WorkflowAction,
+    ExecutionMode, RailQuery, RegisterAgent, StartTask, WorkflowAction, WorkspacePacketQuery,
 };
 use orchestrator_tests::TestServer;
 use reqwest::StatusCode;
@@ -392,4 +392,77 @@ async fn task_context_honours_agent_id() {
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn packets_decode_into_the_typed_wire_structs_unchanged() {
+    let server = TestServer::start().await;
+    let wf = launch(&server, "Typed").await;
+    let admin = server.admin();
+    admin
+        .tasks()
+        .create(&CreateTask {
+            title: "typed task".into(),
+            task_type: "code".into(),
+            workflow_id: Some(wf),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+
+    // The SDK's typed rail serializes back to exactly the JSON on the wire.
+    let (status, raw) = get(&server, "/api/v1/operations/workflows/rail?per_page=5").await;
+    assert_eq!(status, StatusCode::OK, "{raw}");
+    let rail = admin
+        .workflows()
+        .rail(&RailQuery {
+            per_page: Some(5),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(rail.total, 1);
+    assert_eq!(rail.items[0].item.workflow.id, wf);
+    assert_eq!(rail.items[0].mode, "live");
+    assert_eq!(serde_json::to_value(&rail.items).unwrap(), raw["data"]);
+
+    // The workspace packet too, whole and narrowed by tab_scope.
+    for query in ["", "?tab_scope=history"] {
+        let (status, raw) = get(
+            &server,
+            &format!("/api/v1/operations/workflows/{wf}/workspace{query}"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{raw}");
+        let packet = admin
+            .workflows()
+            .workspace_packet(
+                wf,
+                &WorkspacePacketQuery {
+                    tab_scope: (!query.is_empty()).then(|| "history".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(packet.workflow.workflow.id, wf);
+        assert_eq!(packet.board.workflow_id, wf);
+        assert!(
+            packet
+                .workflow
+                .tasks
+                .iter()
+                .any(|t| t.title == "typed task")
+        );
+        assert_eq!(packet.history.as_ref().unwrap().total, 1);
+        assert_eq!(packet.live_console.is_some(), query.is_empty());
+        // Event ids and times are the server's; compare all but the feed's
+        // newest events, which may grow between the two reads.
+        let mut typed = serde_json::to_value(&packet).unwrap();
+        let mut wire = raw["data"].clone();
+        for v in [&mut typed, &mut wire] {
+            v["live_console"] = Value::Null;
+        }
+        assert_eq!(typed, wire, "{query}");
+    }
 }

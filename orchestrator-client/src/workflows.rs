@@ -4,9 +4,9 @@ use crate::client::{Client, M, decode, page_query};
 use crate::error::Result;
 use orchestrator_core::api::{
     Activation, Applied, Board, CreateWorkItem, CreateWorkflow, EnqueueActivation, Event,
-    EventFeed, Page, PageRequest, PlanningWorkflow, RedriveWorkflow, UpdateWorkItem, WorkItem,
-    Workflow, WorkflowAction, WorkflowDetail, WorkflowEventQuery, WorkflowFilter, WorkflowListItem,
-    WorkflowStage,
+    EventFeed, Page, PageRequest, PlanningWorkflow, RailItem, RailQuery, RedriveWorkflow,
+    UpdateWorkItem, WorkItem, Workflow, WorkflowAction, WorkflowDetail, WorkflowEventQuery,
+    WorkflowFilter, WorkflowListItem, WorkflowStage, WorkspacePacket, WorkspacePacketQuery,
 };
 use serde::Deserialize;
 use uuid::Uuid;
@@ -124,6 +124,37 @@ impl Workflows<'_> {
             .data(
                 self.client
                     .request(M::GET, &format!("/api/v1/workflows/{id}/board")),
+            )
+            .await
+    }
+
+    /// `GET /operations/workflows/rail`: the dashboard's workflow rail (its
+    /// page and size are the query's `page` and `per_page`).
+    pub async fn rail(&self, query: &RailQuery) -> Result<Page<RailItem>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, "/api/v1/operations/workflows/rail")
+                    .query(query),
+            )
+            .await
+    }
+
+    /// `GET /operations/workflows/:id/workspace`: one workflow's operations
+    /// packet (detail, board, selection and the incremental sections).
+    pub async fn workspace_packet(
+        &self,
+        id: Uuid,
+        query: &WorkspacePacketQuery,
+    ) -> Result<WorkspacePacket> {
+        self.client
+            .data(
+                self.client
+                    .request(
+                        M::GET,
+                        &format!("/api/v1/operations/workflows/{id}/workspace"),
+                    )
+                    .query(query),
             )
             .await
     }

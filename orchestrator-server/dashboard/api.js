@@ -35,6 +35,17 @@ function headersFor(method, body) {
   return headers;
 }
 
+// Every request of a signed-in session carries this signal; signing out
+// aborts them, so none meets a 401 (and a refresh, and a console error) after
+// the session is gone. The auth routes themselves are never aborted.
+let session = new AbortController();
+
+/** Aborts every request and stream still in flight (before signing out). */
+export function abortAll() {
+  session.abort();
+  session = new AbortController();
+}
+
 async function send(method, path, body) {
   let response;
   try {
@@ -43,8 +54,10 @@ async function send(method, path, body) {
       credentials: 'same-origin',
       headers: headersFor(method, body),
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal: path.startsWith('/auth/') ? undefined : session.signal,
     });
   } catch (e) {
+    if (e && e.name === 'AbortError') throw Object.assign(new ApiError(0, { error: { message: 'The request was stopped.' } }), { aborted: true, cause: e });
     throw Object.assign(new ApiError(0, { error: { message: 'The server cannot be reached.', recovery_hint: 'Check that orch serve is running, then retry.' } }), { cause: e });
   }
   const text = await response.text();
@@ -60,8 +73,10 @@ export async function request(method, path, body) {
     return await send(method, path, body);
   } catch (e) {
     if (!(e instanceof ApiError) || e.status !== 401 || path.startsWith('/auth/')) throw e;
+    const epoch = session;
     if (await refresh()) return send(method, path, body);
-    onSignedOut();
+    // Signed out meanwhile: the sign-out already moved on; nothing to report.
+    if (epoch === session && !signingOut) onSignedOut();
     throw e;
   }
 }
@@ -69,6 +84,7 @@ export async function request(method, path, body) {
 export const get = (path) => request('GET', path);
 export const post = (path, body = {}) => request('POST', path, body);
 export const patch = (path, body = {}) => request('PATCH', path, body);
+export const del = (path) => request('DELETE', path);
 
 /** `?a=1&b=2` from an object, skipping empty values. */
 export function query(params) {
@@ -115,10 +131,18 @@ export function refresh() {
   return refreshing;
 }
 
+let signingOut = false;
+
 export async function signOut() {
+  signingOut = true;
   clearTimeout(refreshTimer);
   localStorage.removeItem(EXPIRY_KEY);
+  abortAll();
+  // A refresh already under way finishes first: logging out while it rotates
+  // the session would leave its new cookies behind.
+  if (refreshing) await refreshing;
   try { await send('POST', '/auth/logout', {}); } catch { /* logout never fails on the server; the cookies are cleared anyway */ }
+  signingOut = false;
 }
 
 /** Who is signed in, or null. Resumes the refresh schedule of a saved session. */
@@ -143,16 +167,30 @@ export async function me() {
  */
 export function follow(path, onFrame, { onState = () => {}, from = null } = {}) {
   const controller = new AbortController();
+  // Signing out (abortAll) stops the stream too.
+  const epoch = session.signal;
+  const stopOnSignOut = () => stop();
+  epoch.addEventListener('abort', stopOnSignOut);
   let lastId = from;
   let stopped = false;
+  let wake = null;
+  function stop() {
+    stopped = true;
+    controller.abort();
+    epoch.removeEventListener('abort', stopOnSignOut);
+    if (wake) wake();
+  }
   (async () => {
     while (!stopped) {
       try {
         const headers = { accept: 'text/event-stream' };
         if (lastId !== null) headers['last-event-id'] = lastId;
         const response = await fetch(BASE + path, { credentials: 'same-origin', headers, signal: controller.signal });
+        if (stopped) return;
         if (response.status === 401) {
-          if (!(await refresh())) { onSignedOut(); return; }
+          const ok = await refresh();
+          if (stopped) return;
+          if (!ok) { if (!signingOut) onSignedOut(); return; }
           continue;
         }
         if (!response.ok) throw new Error(`stream answered ${response.status}`);
@@ -168,6 +206,7 @@ export function follow(path, onFrame, { onState = () => {}, from = null } = {}) 
             const frame = parseFrame(buffer.slice(0, end));
             buffer = buffer.slice(end + 2);
             if (!frame) continue;
+            if (stopped) return;
             if (frame.id) lastId = frame.id;
             onFrame(frame);
           }
@@ -177,10 +216,11 @@ export function follow(path, onFrame, { onState = () => {}, from = null } = {}) 
       }
       if (stopped) return;
       onState('reconnecting');
-      await new Promise((r) => setTimeout(r, 1500));
+      await new Promise((r) => { wake = r; setTimeout(r, 1500); });
+      wake = null;
     }
   })();
-  return () => { stopped = true; controller.abort(); };
+  return stop;
 }
 
 function parseFrame(text) {
@@ -198,4 +238,27 @@ function parseFrame(text) {
   if (!hasData) return null;
   try { frame.data = JSON.parse(frame.data); } catch { /* keep the text */ }
   return frame;
+}
+
+/**
+ * Wraps a page's re-read so that reads never overlap: a call while one runs
+ * queues one more run after it (calls meanwhile share that run). An older
+ * answer therefore never lands after a newer one, and the last change is
+ * always read. The returned function resolves when its run is done.
+ */
+export function serial(fn) {
+  let running = null;
+  let queued = null;
+  const run = () => {
+    running = Promise.resolve().then(fn).finally(() => { running = null; });
+    return running;
+  };
+  return () => {
+    if (!running) return run();
+    if (!queued) {
+      const next = () => { queued = null; return run(); };
+      queued = running.then(next, next);
+    }
+    return queued;
+  };
 }

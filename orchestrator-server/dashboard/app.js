@@ -46,6 +46,9 @@ function match(pathname) {
 const main = document.getElementById('app');
 let cleanup = null;
 let who = null;
+// Each render has a number; a render that finds a newer one started while it
+// waited (for the session check or an async page) gives way to it.
+let generation = 0;
 
 export function navigate(href, { replace = false } = {}) {
   if (replace) history.replaceState(null, '', href);
@@ -60,6 +63,7 @@ function leavePage() {
 
 async function render() {
   leavePage();
+  const mine = ++generation;
   const url = new URL(location.href);
   const found = match(url.pathname);
   const signingIn = found && found.page === signinPage;
@@ -69,12 +73,15 @@ async function render() {
       navigate(`/ui/signin?next=${encodeURIComponent(url.pathname + url.search)}`, { replace: true });
       return;
     }
+    let me;
     try {
-      who = await api.me();
+      me = await api.me();
     } catch (e) {
-      fill(main, errorBox(e));
+      if (mine === generation) fill(main, errorBox(e));
       return;
     }
+    if (mine !== generation) return;
+    who = me;
     if (!who) {
       navigate(`/ui/signin?next=${encodeURIComponent(url.pathname + url.search)}`, { replace: true });
       return;
@@ -87,14 +94,20 @@ async function render() {
     if (found && a.dataset.nav === found.tab) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  fill(main);
+  // Each page draws into its own root: a page that was left while it still
+  // loaded draws into a detached element, never over the next page.
+  const root = h('div', { class: 'page' });
+  fill(main, root);
   if (!found) {
-    fill(main, h('h1', {}, 'Not found'), h('p', {}, 'No page lives at this address. ', h('a', { href: '/ui/workflows', 'data-link': true }, 'Back to workflows')));
+    fill(root, h('h1', {}, 'Not found'), h('p', {}, 'No page lives at this address. ', h('a', { href: '/ui/workflows', 'data-link': true }, 'Back to workflows')));
     return;
   }
   const ctx = { params: found.params, query: url.searchParams, navigate, who, setTitle };
-  cleanup = found.page(main, ctx) || null;
-  if (cleanup && typeof cleanup.then === 'function') cleanup = await cleanup;
+  let teardown = found.page(root, ctx) || null;
+  if (teardown && typeof teardown.then === 'function') teardown = (await teardown) || null;
+  // Left while an async page was still loading: stop what it started.
+  if (mine !== generation) { if (teardown) teardown(); return; }
+  cleanup = teardown;
 }
 
 function setTitle(text) {
@@ -123,8 +136,9 @@ document.getElementById('signout').addEventListener('click', async () => {
   // The page stops first: a stream or timer that ran on while the session is
   // revoked would meet a 401 and race this navigation to sign-in.
   leavePage();
-  await api.signOut();
+  generation++;
   who = null;
+  await api.signOut();
   navigate('/ui/signin', { replace: true });
 });
 

@@ -122,3 +122,14 @@ export function section(title, ...children) {
 export function facts(pairs) {
   return h('dl', { class: 'facts' }, pairs.filter(Boolean).map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
+
+/**
+ * Redraws `el` only when `key` (e.g. the JSON of the data it shows) changed:
+ * a live page re-reads often, and redrawing unchanged parts would drop what
+ * the operator is typing, the focus, and elements a click is aimed at.
+ */
+export function keep(el, key, build) {
+  if (el.dataset.key === key) return el;
+  el.dataset.key = key;
+  return fill(el, build());
+}

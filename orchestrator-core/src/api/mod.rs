@@ -22,6 +22,7 @@ pub mod error;
 pub mod events;
 pub mod fleet;
 pub mod logs;
+pub mod operations;
 pub mod pagination;
 pub mod playbooks;
 pub mod tasks;
@@ -43,6 +44,7 @@ pub use logs::{
     LogGroupBy, LogLevel, LogPage, LogQuery, LogRow, LogSource, LogStats, LogStatus, NewLogEntry,
     SortOrder,
 };
+pub use operations::*;
 pub use pagination::{Page, PageRequest};
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};

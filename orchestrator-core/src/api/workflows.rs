@@ -340,17 +340,24 @@ pub struct WorkflowDetail {
 /// One board column.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BoardColumn {
+    /// The column's key: `inbox`, `active`, `blocked` or `done`.
     pub id: String,
+    /// Its display title.
     pub title: String,
+    /// The work items in it, oldest first.
     pub work_items: Vec<WorkItem>,
 }
 
-/// `GET /workflows/:id/board`: the default columns `inbox`, `active`,
-/// `blocked`, `done` with their work items (oldest first).
+/// `GET /workflows/:id/board` (also the workspace packet's `board`): the
+/// default columns `inbox`, `active`, `blocked`, `done` with their work
+/// items (oldest first).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Board {
+    /// The workflow the board belongs to.
     pub workflow_id: Uuid,
+    /// The columns, in board order.
     pub columns: Vec<BoardColumn>,
+    /// The workflow's stages, by position.
     pub stages: Vec<WorkflowStage>,
 }
 

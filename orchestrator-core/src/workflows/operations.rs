@@ -34,65 +34,17 @@
 
 use super::read::ListExtra;
 use super::rows::find;
-use crate::api::{Page, PageRequest, WorkflowEventQuery, WorkflowFilter, WorkflowListItem};
+use crate::api::{
+    Brief, Briefs, Deliverable, Deliverables, History, LiveConsole, Page, PageRequest, Selected,
+    WorkflowEventQuery, WorkflowFilter, WorkspacePacket,
+};
+pub use crate::api::{RailItem, RailQuery, WorkspacePacketQuery};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::store::on_db;
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use uuid::Uuid;
-
-/// `GET /operations/workflows/rail` query.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RailQuery {
-    #[serde(default)]
-    pub mode: Option<String>,
-    #[serde(default)]
-    pub needs_action_only: Option<bool>,
-    #[serde(default)]
-    pub lifecycle: Option<String>,
-    #[serde(default)]
-    pub search: Option<String>,
-    #[serde(default)]
-    pub workflow_id: Option<Uuid>,
-    #[serde(default)]
-    pub page: Option<u32>,
-    #[serde(default)]
-    pub per_page: Option<u32>,
-}
-
-/// One rail entry.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RailItem {
-    #[serde(flatten)]
-    pub item: WorkflowListItem,
-    pub needs_action: bool,
-    pub mode: String,
-}
-
-/// `GET /operations/workflows/:id/workspace` query.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkspacePacketQuery {
-    #[serde(default)]
-    pub work_item_id: Option<Uuid>,
-    #[serde(default)]
-    pub task_id: Option<Uuid>,
-    #[serde(default)]
-    pub tab_scope: Option<String>,
-    #[serde(default)]
-    pub live_console_after: Option<i64>,
-    #[serde(default)]
-    pub live_console_limit: Option<i64>,
-    #[serde(default)]
-    pub briefs_after: Option<i64>,
-    #[serde(default)]
-    pub history_after: Option<i64>,
-    #[serde(default)]
-    pub deliverables_after: Option<i64>,
-}
 
 impl ControlPlane {
     pub async fn operations_rail(
@@ -169,7 +121,7 @@ impl ControlPlane {
         caller: &Caller,
         id: Uuid,
         query: WorkspacePacketQuery,
-    ) -> Result<Value> {
+    ) -> Result<WorkspacePacket> {
         let detail = self.get_workflow(caller, id).await?;
         let board = self.workflow_board(caller, id).await?;
         let selected_item = match query.work_item_id {
@@ -217,9 +169,13 @@ impl ControlPlane {
                     },
                 )
                 .await?;
-            json!({ "events": feed.events, "next_after": feed.next_after, "has_more": feed.has_more })
+            Some(LiveConsole {
+                events: feed.events,
+                next_after: feed.next_after,
+                has_more: feed.has_more,
+            })
         } else {
-            Value::Null
+            None
         };
         let briefs = if wants("briefs") {
             let mut conn = self.store().read().await?;
@@ -235,26 +191,34 @@ impl ControlPlane {
             .await)?;
             let handoffs = rows
                 .into_iter()
-                .map(|(task_id, sequence, body)| json!({ "task_id": task_id, "sequence": sequence, "handoff": body.0 }))
+                .map(|(task_id, sequence, body)| Brief {
+                    task_id,
+                    sequence,
+                    handoff: body.0,
+                })
                 .collect();
-            section("handoffs", handoffs, query.briefs_after, "briefs_after")?
+            let (handoffs, next_after) = section(handoffs, query.briefs_after, "briefs_after")?;
+            Some(Briefs {
+                handoffs,
+                next_after,
+                total: next_after,
+            })
         } else {
-            Value::Null
+            None
         };
         let history = if wants("history") {
-            let activations = detail
-                .activations
-                .iter()
-                .map(serde_json::to_value)
-                .collect::<std::result::Result<Vec<_>, _>>()?;
-            section(
-                "activations",
-                activations,
+            let (activations, next_after) = section(
+                detail.activations.clone(),
                 query.history_after,
                 "history_after",
-            )?
+            )?;
+            Some(History {
+                activations,
+                next_after,
+                total: next_after,
+            })
         } else {
-            Value::Null
+            None
         };
         let deliverables = if wants("deliverables") {
             let mut done: Vec<&crate::api::Task> = detail
@@ -265,40 +229,51 @@ impl ControlPlane {
             done.sort_by_key(|t| (t.completed_at, t.id));
             let done = done
                 .into_iter()
-                .map(|t| json!({ "task_id": t.id, "title": t.title, "stage_name": t.stage_name, "work_item_id": t.work_item_id, "output": t.output, "completed_at": t.completed_at }))
+                .map(|t| Deliverable {
+                    task_id: t.id,
+                    title: t.title.clone(),
+                    stage_name: t.stage_name.clone(),
+                    work_item_id: t.work_item_id,
+                    output: t.output.clone(),
+                    completed_at: t.completed_at,
+                })
                 .collect();
-            section(
-                "tasks",
-                done,
-                query.deliverables_after,
-                "deliverables_after",
-            )?
+            let (tasks, next_after) =
+                section(done, query.deliverables_after, "deliverables_after")?;
+            Some(Deliverables {
+                tasks,
+                next_after,
+                total: next_after,
+            })
         } else {
-            Value::Null
+            None
         };
-        Ok(json!({
-            "workflow": detail,
-            "board": board,
-            "selected": { "work_item": selected_item, "task": selected_task },
-            "live_console": live_console,
-            "briefs": briefs,
-            "history": history,
-            "deliverables": deliverables,
-        }))
+        Ok(WorkspacePacket {
+            workflow: detail,
+            board,
+            selected: Selected {
+                work_item: selected_item,
+                task: selected_task,
+            },
+            live_console,
+            briefs,
+            history,
+            deliverables,
+        })
     }
 }
 
 /// One incremental section of the workspace packet: `items` in their stable
 /// order (oldest first), of which the caller has seen the first `after`.
-/// Answers `{<key>: items after that position, next_after, total}`; passing
-/// `next_after` back returns only what arrived since.
-fn section(key: &str, items: Vec<Value>, after: Option<i64>, field: &str) -> Result<Value> {
+/// Answers the items after that position and the total (the section's
+/// `next_after`); passing `next_after` back returns only what arrived since.
+fn section<T>(items: Vec<T>, after: Option<i64>, field: &str) -> Result<(Vec<T>, i64)> {
     let after = match after {
         None => 0,
         Some(n) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),
         Some(_) => return Err(Error::invalid_field(field, "must be 0 or more")),
     };
-    let total = items.len();
-    let fresh: Vec<Value> = items.into_iter().skip(after).collect();
-    Ok(json!({ key: fresh, "next_after": total, "total": total }))
+    let total = i64::try_from(items.len()).unwrap_or(i64::MAX);
+    let fresh: Vec<T> = items.into_iter().skip(after).collect();
+    Ok((fresh, total))
 }

@@ -3,7 +3,7 @@
 // (memory, files with download, artifacts).
 
 import * as api from '../api.js';
-import { h, fill, link, when, badge, errorBox, empty, section, json, facts } from '../dom.js';
+import { h, fill, keep, link, when, badge, errorBox, empty, section, facts, shortId } from '../dom.js';
 import { pager } from './rail.js';
 
 export function playbooksPage(main, { query, navigate, setTitle }) {
@@ -17,7 +17,7 @@ export function playbooksPage(main, { query, navigate, setTitle }) {
       const { data, meta } = await api.get(`/playbooks${api.query({ page, per_page: 20 })}`);
       fill(list, data.length ? h('table', { class: 'list' },
         h('thead', {}, h('tr', {}, ['Playbook', 'Version', 'Lifecycle', 'State', 'Updated', ''].map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', {}, data.map((p) => h('tr', {},
+        h('tbody', {}, data.map((p) => h('tr', { dataset: { id: p.id } },
           h('td', {}, h('strong', {}, p.name), h('div', { class: 'muted small' }, p.description)),
           h('td', {}, `v${p.version}`, ' ', revisions(p)),
           h('td', {}, p.lifecycle),
@@ -25,7 +25,7 @@ export function playbooksPage(main, { query, navigate, setTitle }) {
           h('td', {}, when(p.updated_at)),
           h('td', { class: 'nowrap' },
             p.archived ? null : link(`/ui/launch?playbook_id=${p.id}`, 'Launch'), ' ',
-            h('button', { type: 'button', class: 'quiet', onclick: () => archive(p) }, p.archived ? 'Unarchive' : 'Archive')))))) : empty('No playbooks yet. Import one from the catalog.'),
+            h('button', { type: 'button', class: 'quiet archive', onclick: () => archive(p) }, p.archived ? 'Unarchive' : 'Archive')))))) : empty('No playbooks yet. Import one from the catalog.'),
       pager(meta, (n) => navigate(`/ui/playbooks?page=${n}`)));
     } catch (e) {
       fill(list, errorBox(e));
@@ -105,38 +105,136 @@ export function workspacesPage(main, { setTitle }) {
     : empty('No workspaces yet. Create one with orch workspaces create.')), (e) => fill(list, errorBox(e)));
 }
 
-export function workspacePage(main, { params, setTitle }) {
+export function workspacePage(main, { params, query, navigate, setTitle }) {
   const id = params.id;
   const top = h('div', {}, h('p', { class: 'muted' }, 'Loading workspace…'));
-  const body = h('div', { class: 'grid' });
-  fill(main, top, body);
-  (async () => {
+  const notice = h('div', { 'aria-live': 'polite', id: 'workspace-notice' });
+  const memoryBox = h('div', { id: 'memory' });
+  const filesBox = h('div', { id: 'files' });
+  const artifactsBox = h('div', { id: 'artifacts' });
+  fill(main, top, notice, h('div', { class: 'grid' },
+    section('Memory', memoryBox, memoryForm()),
+    section('Files', filesBox, uploadForm())),
+  section('Artifacts', artifactFilters(), artifactsBox));
+
+  const say = (text) => fill(notice, h('p', { class: 'ok', role: 'status' }, text));
+  const fail = (e) => fill(notice, errorBox(e));
+
+  async function loadWorkspace() {
+    const { data: w } = await api.get(`/workspaces/${id}`);
+    setTitle(w.name);
+    keep(top, JSON.stringify([w.name, w.repository_url, w.default_branch, w.created_at]), () => [
+      h('p', { class: 'crumbs' }, link('/ui/workspaces', 'Workspaces'), ' / '), h('h1', {}, w.name),
+      facts([['Repository', w.repository_url || '—'], ['Default branch', w.default_branch || '—'], ['Created', when(w.created_at)]]),
+      h('p', {}, link(`/ui/launch?workspace_id=${w.id}`, 'Launch a workflow here'))]);
+    const entries = Object.entries(w.memory || {});
+    keep(memoryBox, JSON.stringify(entries), () => (entries.length ? h('table', { class: 'list' },
+      h('thead', {}, h('tr', {}, ['Key', 'Value', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, entries.map(([k, v]) => h('tr', { dataset: { key: k } }, h('td', {}, h('code', {}, k)), h('td', {}, h('code', { class: 'value' }, JSON.stringify(v))),
+        h('td', {}, h('button', { type: 'button', class: 'quiet', 'aria-label': `Delete ${k}`, onclick: () => deleteMemory(k) }, 'Delete'))))))
+      : empty('No memory entries yet.')));
+  }
+  async function loadFiles() {
+    const { data } = await api.get(`/workspaces/${id}/files`);
+    keep(filesBox, JSON.stringify(data), () => fileTable(data, deleteFile));
+  }
+  async function loadArtifacts() {
+    const filter = { q: query.get('q') || '', workflow_id: query.get('workflow_id') || '', task_id: query.get('task_id') || '', stage_name: query.get('stage_name') || '' };
+    const { data } = await api.get(`/workspaces/${id}/artifacts${api.query({ ...filter, per_page: 100 })}`);
+    keep(artifactsBox, JSON.stringify(data), () => artifactTable(data));
+  }
+  const guard = (load, box) => load().catch((e) => { if (!e.aborted) { delete box.dataset.key; fill(box, errorBox(e)); } });
+  guard(loadWorkspace, top).then(() => Promise.all([guard(loadFiles, filesBox), guard(loadArtifacts, artifactsBox)]));
+
+  function memoryForm() {
+    const key = h('input', { type: 'text', id: 'memory-key', required: true, placeholder: 'key', 'aria-label': 'Memory key' });
+    const value = h('input', { type: 'text', id: 'memory-value', placeholder: 'value (JSON or text)', 'aria-label': 'Memory value' });
+    return h('form', { class: 'toolbar', onsubmit: async (e) => {
+      e.preventDefault();
+      // JSON when it parses (numbers, objects, true), else the text itself.
+      let parsed;
+      try { parsed = JSON.parse(value.value); } catch { parsed = value.value; }
+      try {
+        await api.patch(`/workspaces/${id}/memory`, { key: key.value.trim(), value: parsed });
+        say(`Saved memory ${key.value.trim()}.`);
+        key.value = ''; value.value = '';
+        await guard(loadWorkspace, top);
+      } catch (err) { fail(err); }
+    } }, key, value, h('button', { type: 'submit', id: 'memory-save' }, 'Set'));
+  }
+  async function deleteMemory(k) {
     try {
-      const { data: w } = await api.get(`/workspaces/${id}`);
-      setTitle(w.name);
-      fill(top, h('p', { class: 'crumbs' }, link('/ui/workspaces', 'Workspaces'), ' / '), h('h1', {}, w.name),
-        facts([['Repository', w.repository_url || '—'], ['Default branch', w.default_branch || '—'], ['Created', when(w.created_at)]]),
-        h('p', {}, link(`/ui/launch?workspace_id=${w.id}`, 'Launch a workflow here')));
-      const [files, artifacts] = await Promise.all([
-        api.get(`/workspaces/${id}/files`).then((r) => r.data, (e) => e),
-        api.get(`/workspaces/${id}/artifacts?per_page=100`).then((r) => r.data, (e) => e),
-      ]);
-      fill(body,
-        section('Memory', json(Object.keys(w.memory || {}).length ? w.memory : null)),
-        section('Files', files instanceof Error ? errorBox(files) : fileTable(files)),
-        section('Artifacts', artifacts instanceof Error ? errorBox(artifacts) : fileTable(artifacts)));
-    } catch (e) {
-      fill(top, errorBox(e));
-    }
-  })();
+      await api.del(`/workspaces/${id}/memory/${encodeURIComponent(k)}`);
+      say(`Deleted memory ${k}.`);
+      await guard(loadWorkspace, top);
+    } catch (e) { fail(e); }
+  }
+  function uploadForm() {
+    const input = h('input', { type: 'file', id: 'file-upload', multiple: true, 'aria-label': 'Files to upload' });
+    const description = h('input', { type: 'text', placeholder: 'Description (optional)', 'aria-label': 'File description' });
+    const button = h('button', { type: 'submit', id: 'file-upload-submit' }, 'Upload');
+    return h('form', { class: 'toolbar', onsubmit: async (e) => {
+      e.preventDefault();
+      if (!input.files.length) { fail({ message: 'Choose a file first.', hint: 'Files up to 10 MiB each.' }); return; }
+      button.disabled = true;
+      try {
+        for (const file of [...input.files]) {
+          const upload = await encodeFile(file);
+          if (description.value.trim()) upload.description = description.value.trim();
+          await api.post(`/workspaces/${id}/files`, upload);
+        }
+        say(`Uploaded ${[...input.files].map((f) => f.name).join(', ')}.`);
+        input.value = ''; description.value = '';
+        await guard(loadFiles, filesBox);
+      } catch (err) { fail(err); } finally { button.disabled = false; }
+    } }, input, description, button);
+  }
+  async function deleteFile(f) {
+    if (!confirm(`Delete ${f.file_name}?`)) return;
+    try {
+      await api.del(`/workspaces/${id}/files/${f.id}`);
+      say(`Deleted ${f.file_name}.`);
+      await guard(loadFiles, filesBox);
+    } catch (e) { fail(e); }
+  }
+  function artifactFilters() {
+    const fields = [['q', 'Search name or key'], ['stage_name', 'Stage'], ['workflow_id', 'Workflow id'], ['task_id', 'Task id']]
+      .map(([k, label]) => h('input', { type: 'text', name: k, value: query.get(k) || '', placeholder: label, 'aria-label': label }));
+    return h('form', { class: 'toolbar wrap', onsubmit: (e) => {
+      e.preventDefault();
+      navigate(`/ui/workspaces/${id}${api.query(Object.fromEntries(fields.map((f) => [f.name, f.value.trim()])))}`);
+    } }, fields, h('button', { type: 'submit' }, 'Filter'));
+  }
 }
 
-function fileTable(items) {
-  if (!items.length) return empty('Nothing stored yet.');
-  return h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['File', 'Type', 'Size', 'Created'].map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', {}, items.map((f) => h('tr', {},
-      h('td', {}, h('a', { href: f.download_url, download: f.file_name }, f.file_name), f.task_id ? [' · ', link(`/ui/tasks/${f.task_id}`, 'task')] : null),
-      h('td', {}, f.content_type), h('td', {}, size(f.size_bytes)), h('td', {}, when(f.created_at))))));
+/** A file for the JSON upload routes: name, base64 content and type. */
+export async function encodeFile(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  const out = { file_name: file.name, content_base64: btoa(binary) };
+  if (file.type) out.content_type = file.type;
+  return out;
+}
+
+function fileTable(items, remove) {
+  if (!items.length) return empty('No files yet. Upload one below.');
+  return h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['File', 'Type', 'Size', 'Updated', ''].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, items.map((f) => h('tr', { dataset: { id: f.id } },
+      h('td', {}, h('a', { href: f.download_url, download: f.file_name, class: 'download' }, f.file_name), f.description ? h('div', { class: 'muted small' }, f.description) : null),
+      h('td', {}, f.content_type), h('td', {}, size(f.size_bytes)), h('td', {}, when(f.updated_at)),
+      h('td', {}, h('button', { type: 'button', class: 'quiet', 'aria-label': `Delete ${f.file_name}`, onclick: () => remove(f) }, 'Delete'))))));
+}
+
+function artifactTable(items) {
+  if (!items.length) return empty('No artifacts match. Tasks store their outputs here.');
+  return h('table', { class: 'list' }, h('thead', {}, h('tr', {}, ['Artifact', 'Stage / role', 'Workflow', 'Task', 'Type', 'Size', 'Created'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, items.map((a) => h('tr', {},
+      h('td', {}, h('a', { href: a.download_url, download: a.file_name }, a.file_name), a.description ? h('div', { class: 'muted small' }, a.description) : null),
+      h('td', {}, [a.stage_name, a.role].filter(Boolean).join(' / ') || '—'),
+      h('td', {}, a.workflow_id ? link(`/ui/workflows/${a.workflow_id}`, shortId(a.workflow_id)) : '—'),
+      h('td', {}, a.task_id ? link(`/ui/tasks/${a.task_id}`, shortId(a.task_id)) : '—'),
+      h('td', {}, a.content_type), h('td', {}, size(a.size_bytes)), h('td', {}, when(a.created_at))))));
 }
 
 function size(bytes) {

@@ -2,7 +2,7 @@
 // the URL so a view can be bookmarked. Live mode refreshes on workflow events.
 
 import * as api from '../api.js';
-import { h, fill, link, when, badge, errorBox, empty } from '../dom.js';
+import { h, fill, keep, link, when, badge, errorBox, empty } from '../dom.js';
 
 const MODES = [['live', 'Live'], ['recent', 'Recent (24 h)'], ['history', 'History']];
 
@@ -26,7 +26,7 @@ export function railPage(main, { query, navigate, setTitle }) {
   const search = h('input', { type: 'search', id: 'rail-search', placeholder: 'Search by name', value: state.search, 'aria-label': 'Search workflows' });
   const lifecycle = h('select', { 'aria-label': 'Lifecycle', onchange: (e) => go({ lifecycle: e.target.value, page: 1 }) },
     ['all', 'planned', 'ongoing'].map((l) => h('option', { value: l, selected: l === state.lifecycle }, `Lifecycle: ${l}`)));
-  const needs = h('label', { class: 'check' }, h('input', { type: 'checkbox', checked: state.needs_action_only, onchange: (e) => go({ needs_action_only: e.target.checked, page: 1 }) }), ' Needs action only');
+  const needs = h('label', { class: 'check' }, h('input', { type: 'checkbox', id: 'rail-needs', checked: state.needs_action_only, onchange: (e) => go({ needs_action_only: e.target.checked, page: 1 }) }), ' Needs action only');
   const toolbar = h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go({ search: search.value.trim(), page: 1 }); } },
     search, lifecycle, needs, h('button', { type: 'submit' }, 'Search'));
   const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading workflows…'));
@@ -35,17 +35,22 @@ export function railPage(main, { query, navigate, setTitle }) {
     h('div', { class: 'heading' }, h('h1', {}, 'Workflows'), link('/ui/launch', 'Launch a workflow')),
     tabs, toolbar, list);
 
+  // One read at a time; a change while one is under way reads once more
+  // after it (never dropped, so the rail ends on the latest state).
   let loading = false;
+  let again = false;
   async function load() {
-    if (loading) return;
+    if (loading) { again = true; return; }
     loading = true;
     try {
       const answer = await api.get(`/operations/workflows/rail${api.query({ mode: state.mode, needs_action_only: state.needs_action_only ? 'true' : '', lifecycle: state.lifecycle, search: state.search, page: state.page, per_page: state.per_page })}`);
-      fill(list, table(answer.data), pager(answer.meta, (page) => go({ page })));
+      // Redrawn only when the answer changed: a live rail re-reads on events.
+      keep(list, JSON.stringify(answer), () => [table(answer.data), pager(answer.meta, (page) => go({ page }))]);
     } catch (e) {
-      fill(list, errorBox(e));
+      if (!e.aborted) { delete list.dataset.key; fill(list, errorBox(e)); }
     } finally {
       loading = false;
+      if (again) { again = false; load(); }
     }
   }
   load();

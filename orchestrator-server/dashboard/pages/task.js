@@ -3,7 +3,7 @@
 // state allows. The page follows the task's events and re-reads on change.
 
 import * as api from '../api.js';
-import { h, fill, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
+import { h, fill, keep, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
 
 // action → [label, the states it applies in, the text field it needs (or null), field label]
 const ACTIONS = [
@@ -24,27 +24,27 @@ export function taskPage(main, { params, setTitle }) {
   const body = h('div', { class: 'grid' });
   fill(main, header, notice, body);
 
-  async function load() {
+  async function draw() {
     let task;
     try {
       task = (await api.get(`/tasks/${id}`)).data;
     } catch (e) {
-      fill(header, errorBox(e));
+      if (!e.aborted) { delete header.dataset.key; fill(header, errorBox(e)); }
       return;
     }
     setTitle(task.title);
-    fill(header, h('div', { class: 'heading' }, h('div', {},
+    keep(header, JSON.stringify([task.title, task.state, task.type, task.priority, task.workflow_id]), () => [h('div', { class: 'heading' }, h('div', {},
       h('p', { class: 'crumbs' }, link('/ui/workflows', 'Workflows'), ' / ', task.workflow_id ? [link(`/ui/workflows/${task.workflow_id}`, 'workflow ', shortId(task.workflow_id)), ' / '] : null),
       h('h1', {}, task.title, ' ', h('span', { id: 'task-state' }, badge(task.state))),
       h('p', { class: 'muted' }, `${task.type} · ${task.priority} priority · created `, when(task.created_at), ' · ', link(`/ui/logs?task_id=${task.id}`, 'all logs')))),
-    actionsFor(task, act));
+    actionsFor(task, act)]);
     const [context, handoffs, git, logs] = await Promise.all([
       api.get(`/tasks/${id}/context`).then((r) => r.data, (e) => e),
       api.get(`/tasks/${id}/handoffs`).then((r) => r.data, (e) => e),
       api.get(`/tasks/${id}/git`).then((r) => r.data, (e) => e),
       api.get(`/logs${api.query({ task_id: id, per_page: 50, detail: 'summary' })}`).then((r) => r.data, (e) => e),
     ]);
-    fill(body,
+    keep(body, JSON.stringify([task, context instanceof Error ? context.message : context, handoffs instanceof Error ? handoffs.message : handoffs, git instanceof Error ? git.message : git, logs instanceof Error ? logs.message : logs]), () => [
       section('Summary', facts([
         ['State', badge(task.state)], ['Stage', task.stage_name || '—'], ['Role', task.role || '—'],
         ['Assigned agent', task.assigned_agent_id ? shortId(task.assigned_agent_id) : '—'],
@@ -59,7 +59,7 @@ export function taskPage(main, { params, setTitle }) {
       section('Context', context instanceof Error ? errorBox(context) : json({ task_context: context.task.context, workflow: context.workflow, workspace: context.workspace, documents: context.documents })),
       section('Handoffs', handoffs instanceof Error ? errorBox(handoffs) : handoffList(handoffs)),
       section('Git evidence', git instanceof Error ? errorBox(git) : json(git.raw && Object.keys(git.raw).length ? git : null)),
-      section('Logs', logs instanceof Error ? errorBox(logs) : logList(logs)));
+      section('Logs', logs instanceof Error ? errorBox(logs) : logList(logs))]);
   }
 
   async function act(action, body) {
@@ -73,6 +73,8 @@ export function taskPage(main, { params, setTitle }) {
     }
   }
 
+  // A drawing error shows on the page instead of escaping as an unhandled rejection.
+  const load = api.serial(() => draw().catch((e) => fill(notice, errorBox(e))));
   load();
   let timer = null;
   const stop = api.follow(`/events/stream${api.query({ entity_id: id })}`, (frame) => {
@@ -92,7 +94,7 @@ function actionsFor(task, act) {
     }
     const input = h('textarea', { rows: 2, required: true, 'aria-label': fieldLabel, placeholder: fieldLabel });
     return h('details', { class: 'action' }, h('summary', { id: `act-${action}` }, `${label}…`),
-      h('form', { onsubmit: (e) => { e.preventDefault(); act(action, { [field]: input.value.trim() }); } }, input, h('button', { type: 'submit' }, label)));
+      h('form', { id: `act-${action}-form`, onsubmit: (e) => { e.preventDefault(); act(action, { [field]: input.value.trim() }); } }, input, h('button', { type: 'submit' }, label)));
   }));
 }
 

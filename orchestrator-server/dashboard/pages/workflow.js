@@ -4,7 +4,7 @@
 // after each burst of events, so it stays current without reloads.
 
 import * as api from '../api.js';
-import { h, fill, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
+import { h, fill, keep, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
 
 const FEED_LIMIT = 100;
 
@@ -12,31 +12,33 @@ export function workflowPage(main, { params, setTitle }) {
   const id = params.id;
   const header = h('div', {}, h('p', { class: 'muted' }, 'Loading workflow…'));
   const notice = h('div', { 'aria-live': 'polite' });
-  const body = h('div', { class: 'grid' });
+  const boxes = { board: h('div', {}), stages: h('div', {}), tasks: h('div', {}), activations: h('div', {}), facts: h('div', {}) };
+  const body = h('div', { class: 'grid' }, Object.values(boxes));
   const feedList = h('ol', { class: 'feed', id: 'feed' });
   const feedState = h('span', { class: 'muted small', id: 'feed-state' }, 'connecting…');
   const feed = h('section', { class: 'card feed-card' }, h('h2', {}, 'Live events ', feedState), feedList);
   fill(main, header, notice, body, feed);
 
   let detail = null;
-  async function load() {
+  const load = api.serial(read);
+  async function read() {
     try {
       const { data } = await api.get(`/operations/workflows/${id}/workspace${api.query({ tab_scope: 'live_console', live_console_limit: 1 })}`);
       detail = data.workflow;
       setTitle(detail.name);
-      fill(header, headerOf(detail, act));
-      fill(body,
-        section('Board', board(data.board)),
-        section('Stages', stages(detail.workflow_stages)),
-        section(`Tasks (${detail.tasks.length})`, tasks(detail.tasks)),
-        section(`Activations (${detail.activations.length})`, activations(detail.activations)),
-        section('Parameters and input', facts([
+      const head = { id: detail.id, name: detail.name, state: detail.state, note: detail.operator_note, created_at: detail.created_at };
+      keep(header, JSON.stringify(head), () => headerOf(detail, act));
+      keep(boxes.board, JSON.stringify(data.board), () => section('Board', board(data.board)));
+      keep(boxes.stages, JSON.stringify(detail.workflow_stages), () => section('Stages', stages(detail.workflow_stages)));
+      keep(boxes.tasks, JSON.stringify(detail.tasks), () => section(`Tasks (${detail.tasks.length})`, tasks(detail.tasks)));
+      keep(boxes.activations, JSON.stringify(detail.activations), () => section(`Activations (${detail.activations.length})`, activations(detail.activations)));
+      keep(boxes.facts, JSON.stringify([detail.lifecycle, detail.attempt_number, detail.redrive_of, detail.completed_at, detail.parameters, detail.initial_input_packet]), () => section('Parameters and input', facts([
           ['Lifecycle', detail.lifecycle], ['Attempt', `${detail.attempt_number} (${detail.attempt_kind})`],
           detail.redrive_of ? ['Redrive of', link(`/ui/workflows/${detail.redrive_of}`, shortId(detail.redrive_of))] : null,
           ['Created', when(detail.created_at)], ['Completed', when(detail.completed_at)],
-        ]), json(Object.keys(detail.parameters || {}).length ? detail.parameters : null), detail.initial_input_packet ? json(detail.initial_input_packet) : null));
+        ]), json(Object.keys(detail.parameters || {}).length ? detail.parameters : null), inputPacket(detail.initial_input_packet)));
     } catch (e) {
-      fill(header, errorBox(e));
+      if (!e.aborted) { delete header.dataset.key; fill(header, errorBox(e)); }
     }
   }
 
@@ -123,19 +125,31 @@ function headerOf(w, act) {
     actions);
 }
 
+/** The launch's input packet: its summary, files (name, type, size) and structured inputs. */
+function inputPacket(packet) {
+  if (!packet) return null;
+  const files = packet.files || [];
+  return h('div', { id: 'input-packet' },
+    h('h3', {}, 'Input packet'),
+    packet.summary ? h('p', { class: 'summary' }, packet.summary) : null,
+    files.length ? h('ul', { class: 'plain files' }, files.map((f) => h('li', {}, h('code', {}, f.file_name), ' ',
+      h('span', { class: 'muted small' }, `${f.content_type || 'file'} · ${Math.floor((f.content_base64 || '').replace(/=+$/, '').length * 3 / 4)} bytes`)))) : null,
+    packet.structured_inputs ? json(packet.structured_inputs) : null);
+}
+
 function redriveForm(w, act) {
   if (!['completed', 'failed', 'cancelled'].includes(w.state)) return null;
-  const name = h('input', { type: 'text', name: 'name', value: `${w.name} (redrive)`, 'aria-label': 'New run name' });
-  const reason = h('input', { type: 'text', name: 'reason', placeholder: 'Why run it again?', 'aria-label': 'Redrive reason' });
-  const steering = h('textarea', { name: 'steering', rows: 2, placeholder: 'Steering instruction (optional)', 'aria-label': 'Steering instruction' });
-  const fresh = h('input', { type: 'checkbox' });
-  return h('details', { class: 'redrive' }, h('summary', {}, 'Redrive…'),
+  const name = h('input', { type: 'text', name: 'name', id: 'redrive-name', value: `${w.name} (redrive)`, 'aria-label': 'New run name' });
+  const reason = h('input', { type: 'text', name: 'reason', id: 'redrive-reason', placeholder: 'Why run it again?', 'aria-label': 'Redrive reason' });
+  const steering = h('textarea', { name: 'steering', id: 'redrive-steering', rows: 2, placeholder: 'Steering instruction (optional)', 'aria-label': 'Steering instruction' });
+  const fresh = h('input', { type: 'checkbox', id: 'redrive-fresh' });
+  return h('details', { class: 'redrive action', id: 'redrive' }, h('summary', {}, 'Redrive…'),
     h('form', { onsubmit: (e) => {
       e.preventDefault();
       const body = { name: name.value.trim() || undefined, reason: reason.value.trim() || undefined, steering_instruction: steering.value.trim() || undefined };
       if (fresh.checked) body.inheritance_policy = 'inherit_none';
       act('redrives', body);
-    } }, name, reason, steering, h('label', { class: 'check' }, fresh, ' Start fresh (do not carry prior settings)'), h('button', { type: 'submit' }, 'Redrive')));
+    } }, name, reason, steering, h('label', { class: 'check' }, fresh, ' Start fresh (do not carry prior settings)'), h('button', { type: 'submit', id: 'redrive-submit' }, 'Redrive')));
 }
 
 function board(b) {
