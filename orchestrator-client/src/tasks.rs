@@ -3,8 +3,9 @@
 use crate::client::{Client, M, page_query};
 use crate::error::Result;
 use orchestrator_core::api::{
-    ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, FailTask, Handoff, Page,
-    PageRequest, StartTask, Task, TaskAction, TaskContext, TaskFilter, TaskGit,
+    ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, FailTask, Handoff,
+    IssueTaskToken, Page, PageRequest, StartTask, Task, TaskAction, TaskContext, TaskFilter,
+    TaskGit, TaskToken,
 };
 use serde_json::Value;
 use uuid::Uuid;
@@ -167,6 +168,18 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/claim-credentials"))
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `POST /tasks/:id/token`: a credential limited to this task while its
+    /// current assignment lasts (use it with [`crate::Client::with_api_key`]).
+    pub async fn token(&self, id: Uuid, request: &IssueTaskToken) -> Result<TaskToken> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/tasks/{id}/token"))
                     .json(request),
             )
             .await

@@ -17,7 +17,7 @@ use crate::events::{self, NewEvent};
 use crate::fleet;
 use crate::idempotency::{Storage, begin_write};
 use crate::keys::{self, NewKey};
-use crate::lifecycle::claim::{claim, claimer_tags};
+use crate::lifecycle::claim::{check_claim_environment, claim, claim_filtered, claimer_tags};
 use crate::store::{Access, on_db};
 use crate::tags::normalise_tags;
 use chrono::{DateTime, Utc};
@@ -322,10 +322,24 @@ impl ControlPlane {
                 .collect(),
         };
         drop(conn);
+        check_claim_environment(
+            self.store(),
+            caller.tenant_id,
+            request.execution_environment_id,
+        )
+        .await?;
         for agent_id in candidates {
             let agent = self.acting_agent(caller, agent_id, Some(id)).await?;
             let tags = claimer_tags(&agent, None);
-            let row = claim(self.store(), caller, &agent, &tags, request.workflow_id).await?;
+            let row = claim_filtered(
+                self.store(),
+                caller,
+                &agent,
+                &tags,
+                request.workflow_id,
+                request.execution_environment_id,
+            )
+            .await?;
             if let Some(row) = row {
                 return Ok(Some(
                     self.claimed_task(caller, row, request.include_context)

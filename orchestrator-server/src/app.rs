@@ -105,10 +105,26 @@ impl App {
             Some((scope, handler)) => (Access::Scoped(*scope), false, handler),
             None => (route.access, route.rate_limited, &route.handler),
         };
+        // A task token (issue 11) reaches only its own task's routes.
+        let mut task_bound = None;
         let caller = match access {
             Access::Public => None,
             Access::Scoped(scope) => {
-                let caller = self.authenticate(&parts.method, &parts.headers).await?;
+                let caller = match task_token_of(&parts.headers) {
+                    Some(token) => {
+                        let (caller, task_id) = self.core.authenticate_task_token(&token).await?;
+                        crate::task_tokens::check_route(
+                            &parts.method,
+                            route.path,
+                            &params,
+                            task_id,
+                            caller.owner_id,
+                        )?;
+                        task_bound = Some(task_id);
+                        caller
+                    }
+                    None => self.authenticate(&parts.method, &parts.headers).await?,
+                };
                 caller.require(scope)?;
                 Some(caller)
             }
@@ -121,6 +137,9 @@ impl App {
         }
         crate::request::check_uri(&parts.uri)?;
         let body = read_body(&parts.headers, body, route.body_limit).await?;
+        if let Some(task_id) = task_bound {
+            crate::task_tokens::check_body(route.path, &body, task_id)?;
+        }
         let req = Req {
             parts,
             params,
@@ -166,6 +185,18 @@ impl App {
                 "missing credentials: send `Authorization: Bearer <API key or access token>` or sign in for a session cookie",
             )),
         }
+    }
+}
+
+/// The bearer credential when it is a task token.
+fn task_token_of(headers: &HeaderMap) -> Option<String> {
+    match credentials::presented(headers) {
+        Ok(Presented::Bearer(token))
+            if orchestrator_core::lifecycle::task_token::is_task_token(&token) =>
+        {
+            Some(token)
+        }
+        _ => None,
     }
 }
 

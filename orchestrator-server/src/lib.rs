@@ -28,6 +28,7 @@ mod routes;
 mod schema;
 mod server;
 mod sse;
+mod task_tokens;
 mod ws;
 
 pub use config::ServerConfig;

@@ -235,4 +235,7 @@ pub struct WorkerNext {
     pub workflow_id: Option<Uuid>,
     #[serde(default)]
     pub include_context: bool,
+    /// Only tasks of this execution environment (as on `POST /tasks/claim`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_environment_id: Option<Uuid>,
 }

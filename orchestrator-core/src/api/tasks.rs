@@ -371,6 +371,10 @@ pub struct ClaimTask {
     pub workflow_id: Option<Uuid>,
     #[serde(default)]
     pub include_context: bool,
+    /// Only tasks of this execution environment (which the claimer may then
+    /// run even without an `env:` tag for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_environment_id: Option<Uuid>,
 }
 
 /// Who acts on a task when the credential is not bound to an agent or worker
@@ -531,4 +535,25 @@ pub struct TaskContext {
 pub struct TaskContextQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+}
+
+/// `POST /tasks/:id/token`: who asks (bound credentials act as their owner;
+/// unbound ones name the assignee).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IssueTaskToken {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_id: Option<Uuid>,
+}
+
+/// A credential limited to one task's routes while its assignment lasts
+/// (`Authorization: Bearer <token>`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskToken {
+    pub token: String,
+    pub task_id: Uuid,
+    pub agent_id: Uuid,
+    pub expires_at: Timestamp,
 }

@@ -39,6 +39,20 @@
 //! The claimer's tags are the agent's registered tags plus the request's
 //! `routing_tags` (normalised); `orchestrator` counts only for orchestrator
 //! and hybrid agents.
+//!
+//! Execution environments (issue 11): a worker or agent declares the
+//! environments it can run with routing tags `env:<environment id>` or
+//! `env:<environment name>` (names compare case-insensitively; a worker's
+//! tags are inherited by the agents registered with it, and the fleet view
+//! reads the same tags). A task that names an `execution_environment_id` is
+//! eligible only for a claimer that declares that environment, or for a claim
+//! that asks for it explicitly (`execution_environment_id` on
+//! `POST /tasks/claim` or `/workers/:id/next`), which then gets tasks of that
+//! environment only. Tasks without an environment stay open to every claimer.
+//! The declared tags are resolved to environment ids in Rust (one read of the
+//! tenant's environments, and only when the claimer has `env:` tags or the
+//! claim names an environment) and handed to the one claim statement as a
+//! parameter, so the common claim is still one statement.
 
 use crate::agents::{self, AgentRow};
 use crate::api::{ClaimTask, Task, TaskState, Timestamp};
@@ -63,7 +77,10 @@ macro_rules! eligible {
          AND (t.required_tags = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(t.required_tags) r \
               WHERE r.value NOT IN (SELECT value FROM json_each($6)))) \
          AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
-              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled')))"
+              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
+         AND (t.execution_environment_id IS NULL \
+              OR lower(hex(t.execution_environment_id)) IN (SELECT value FROM json_each($7))) \
+         AND ($8 IS NULL OR t.execution_environment_id = $8)"
     };
     (postgres) => {
         "t.state = 'pending' AND t.tenant_id = $1 AND ($5::uuid IS NULL OR t.workflow_id = $5) \
@@ -71,7 +88,9 @@ macro_rules! eligible {
          AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = $3) \
          AND t.required_tags <@ $6::jsonb \
          AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
-              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled')))"
+              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
+         AND (t.execution_environment_id IS NULL OR t.execution_environment_id = ANY($7::uuid[])) \
+         AND ($8::uuid IS NULL OR t.execution_environment_id = $8)"
     };
 }
 
@@ -156,6 +175,59 @@ pub(crate) fn claimer_tags(agent: &AgentRow, extra: Option<&Vec<String>>) -> Vec
     tags
 }
 
+/// The environment ids named by the claimer's `env:<id or name>` tags, plus
+/// the one the claim asks for. Reads the tenant's environments only when
+/// there is something to resolve (module docs).
+async fn runnable_environments(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    tags: &[String],
+    environment: Option<Uuid>,
+) -> Result<Vec<Uuid>> {
+    let declared: Vec<&str> = tags.iter().filter_map(|t| t.strip_prefix("env:")).collect();
+    let mut runnable: Vec<Uuid> = environment.into_iter().collect();
+    if declared.is_empty() {
+        return Ok(runnable);
+    }
+    let known: Vec<(Uuid, String)> = on_db!(tx, c => sqlx::query_as(
+        "SELECT id, name FROM execution_environments WHERE tenant_id = $1",
+    ).bind(tenant_id).fetch_all(c).await)?;
+    for (id, name) in known {
+        let name = name.trim().to_lowercase();
+        if declared
+            .iter()
+            .any(|d| *d == name || d.parse::<Uuid>().is_ok_and(|u| u == id))
+            && !runnable.contains(&id)
+        {
+            runnable.push(id);
+        }
+    }
+    Ok(runnable)
+}
+
+/// Checks that a claim's `execution_environment_id` names an environment of
+/// the tenant: `400` on `execution_environment_id` otherwise.
+pub(crate) async fn check_claim_environment(
+    store: &Store,
+    tenant_id: Uuid,
+    environment: Option<Uuid>,
+) -> Result<()> {
+    let Some(id) = environment else {
+        return Ok(());
+    };
+    let mut conn = store.read().await?;
+    let found: Vec<(Uuid,)> = on_db!(&mut conn, c => sqlx::query_as(
+        "SELECT id FROM execution_environments WHERE id = $1 AND tenant_id = $2",
+    ).bind(id).bind(tenant_id).fetch_all(c).await)?;
+    if found.is_empty() {
+        return Err(Error::invalid_field(
+            "execution_environment_id",
+            "names no execution environment",
+        ));
+    }
+    Ok(())
+}
+
 /// How often a claim that lost a race for its agent is run again. One retry
 /// is enough (the retry's guard sees the winner); the bound only keeps a
 /// pathological loop from spinning.
@@ -181,7 +253,22 @@ pub(crate) async fn claim(
     tags: &[String],
     workflow_id: Option<Uuid>,
 ) -> Result<Option<TaskRow>> {
-    let (tx, row) = claim_open(store, caller, agent, tags, workflow_id).await?;
+    claim_filtered(store, caller, agent, tags, workflow_id, None).await
+}
+
+/// [`claim`] restricted to tasks of one execution environment when
+/// `environment` is given (which the claimer may then run whatever its tags
+/// declare; module docs). The caller has checked that the environment exists.
+pub(crate) async fn claim_filtered(
+    store: &Store,
+    caller: &Caller,
+    agent: &AgentRow,
+    tags: &[String],
+    workflow_id: Option<Uuid>,
+    environment: Option<Uuid>,
+) -> Result<Option<TaskRow>> {
+    let (tx, row) =
+        claim_open_filtered(store, caller, agent, tags, workflow_id, environment).await?;
     tx.commit().await?;
     Ok(row)
 }
@@ -198,9 +285,21 @@ pub(crate) async fn claim_open(
     tags: &[String],
     workflow_id: Option<Uuid>,
 ) -> Result<(Tx, Option<TaskRow>)> {
+    claim_open_filtered(store, caller, agent, tags, workflow_id, None).await
+}
+
+/// [`claim_open`] with the environment filter of [`claim_filtered`].
+async fn claim_open_filtered(
+    store: &Store,
+    caller: &Caller,
+    agent: &AgentRow,
+    tags: &[String],
+    workflow_id: Option<Uuid>,
+    environment: Option<Uuid>,
+) -> Result<(Tx, Option<TaskRow>)> {
     for _ in 0..CLAIM_ATTEMPTS {
         let mut tx = store.begin().await?;
-        match claim_in(&mut tx, caller, agent, tags, workflow_id).await? {
+        match claim_in(&mut tx, caller, agent, tags, workflow_id, environment).await? {
             // Dropping `tx` rolls the void transaction back.
             Attempt::Raced => continue,
             Attempt::Done(row) => return Ok((tx, row.map(|row| *row))),
@@ -219,16 +318,19 @@ async fn claim_in(
     agent: &AgentRow,
     tags: &[String],
     workflow_id: Option<Uuid>,
+    environment: Option<Uuid>,
 ) -> Result<Attempt> {
     let now = Timestamp::now().as_datetime();
+    let runnable = runnable_environments(tx, agent.tenant_id, tags, environment).await?;
+    let runnable_hex: Vec<String> = runnable.iter().map(|id| id.simple().to_string()).collect();
     let rows: Vec<TaskRow> = match on_db!(tx, c =>
         sqlite: sqlx::query_as(CLAIM_SQLITE)
             .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)
-            .bind(workflow_id).bind(Json(tags))
+            .bind(workflow_id).bind(Json(tags)).bind(Json(&runnable_hex)).bind(environment)
             .fetch_all(c).await,
         postgres: sqlx::query_as(CLAIM_POSTGRES)
             .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)
-            .bind(workflow_id).bind(Json(tags))
+            .bind(workflow_id).bind(Json(tags)).bind(&runnable[..]).bind(environment)
             .fetch_all(c).await,
     ) {
         Err(e) if is_unique_violation(&e) => return Ok(Attempt::Raced),
@@ -261,8 +363,22 @@ impl ControlPlane {
         let agent = self
             .acting_agent(caller, request.agent_id, request.worker_id)
             .await?;
+        check_claim_environment(
+            self.store(),
+            caller.tenant_id,
+            request.execution_environment_id,
+        )
+        .await?;
         let tags = claimer_tags(&agent, request.routing_tags.as_ref());
-        let row = claim(self.store(), caller, &agent, &tags, request.workflow_id).await?;
+        let row = claim_filtered(
+            self.store(),
+            caller,
+            &agent,
+            &tags,
+            request.workflow_id,
+            request.execution_environment_id,
+        )
+        .await?;
         match row {
             None => Ok(None),
             Some(row) => Ok(Some(

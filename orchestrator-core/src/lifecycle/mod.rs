@@ -18,3 +18,4 @@
 pub(crate) mod claim;
 pub(crate) mod holder;
 mod operator;
+pub mod task_token;

@@ -242,6 +242,12 @@ pub(crate) fn table() -> Vec<Route> {
         ),
         Route::scoped(
             M::POST,
+            "/api/v1/tasks/{id}/token",
+            Agent,
+            tasks::issue_token,
+        ),
+        Route::scoped(
+            M::POST,
             "/api/v1/tasks/{id}/artifacts",
             Agent,
             tasks::add_artifact,

@@ -8,7 +8,7 @@ use crate::routes::events;
 use http::StatusCode;
 use orchestrator_core::api::{
     ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, EventFilter, FailTask,
-    StartTask, TaskAction, TaskFilter,
+    IssueTaskToken, StartTask, TaskAction, TaskFilter,
 };
 use orchestrator_core::tasks::state::TaskOp;
 use std::sync::Arc;
@@ -39,6 +39,16 @@ pub(crate) async fn claim(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         Some(task) => Ok(req.ok(&task)),
         None => Ok(Reply::no_content()),
     }
+}
+
+/// `POST /tasks/:id/token` (issue 11): a credential limited to this task.
+pub(crate) async fn issue_token(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let body: IssueTaskToken = req.json()?;
+    let token = app
+        .core
+        .issue_task_token(req.caller()?, req.uuid("id")?, body)
+        .await?;
+    Ok(req.created(&token))
 }
 
 pub(crate) async fn start(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {

@@ -28,9 +28,10 @@ use uuid::Uuid;
 pub enum WorkerCommand {
     /// Register a worker and run COMMAND for every task it is assigned:
     /// the task as JSON on stdin; ORCH_TASK_ID, ORCH_WORKFLOW_ID, ORCH_URL
-    /// and ORCH_API_KEY in the environment. Exit 0 completes the task with
-    /// the last stdout line (JSON, else {"text": line}); any other exit fails
-    /// it.
+    /// and ORCH_TASK_TOKEN (a credential for this task's routes only) in the
+    /// environment, plus ORCH_API_KEY (the agent's key) for orchestrator
+    /// tasks, which plan the workflow. Exit 0 completes the task with the
+    /// last stdout line (JSON, else {"text": line}); any other exit fails it.
     Run(RunArgs),
 }
 
@@ -51,7 +52,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Mode::Hybrid)]
     pub mode: Mode,
     /// Run COMMAND inside this execution environment's image (id or name)
-    /// through docker or podman.
+    /// through docker or podman. The worker declares the environment (routing
+    /// tag `env:<id>`), so it also claims the tasks that need it.
     #[arg(long = "env")]
     pub environment: Option<String>,
     /// Reuse a registered worker instead of registering one (with
@@ -108,12 +110,17 @@ pub(crate) struct Shared {
 async fn register(
     admin: &Client,
     args: &RunArgs,
+    environment: Option<Uuid>,
 ) -> anyhow::Result<(Uuid, String, HashMap<Uuid, String>)> {
     let name = args.name.clone().unwrap_or_default();
+    let mut tags = args.tags.clone();
+    if let Some(id) = environment {
+        tags.push(format!("env:{id}"));
+    }
     let agents = (1..=args.concurrency)
         .map(|i| WorkerAgentSpec {
             name: format!("{name}-{i}"),
-            routing_tags: Some(args.tags.clone()),
+            routing_tags: Some(tags.clone()),
             execution_mode: Some(args.mode.into()),
         })
         .collect();
@@ -123,7 +130,7 @@ async fn register(
             name: name.clone(),
             runtime_type: Some("orch-worker".into()),
             connection_mode: Some("websocket".into()),
-            routing_tags: Some(args.tags.clone()),
+            routing_tags: Some(tags.clone()),
             agents: Some(agents),
             ..Default::default()
         })
@@ -153,7 +160,7 @@ async fn run_worker(global: &GlobalOpts, args: RunArgs) -> anyhow::Result<()> {
     let (worker_id, worker_key, credentials) = match (&args.worker_id, &args.worker_key) {
         (Some(id), Some(key)) => (*id, key.clone(), HashMap::new()),
         (Some(_), None) => bail!("--worker-id needs --worker-key (or ORCH_WORKER_KEY)"),
-        _ => register(&admin, &args).await?,
+        _ => register(&admin, &args, container.as_ref().map(|c| c.environment_id)).await?,
     };
     let shared = Arc::new(Shared {
         worker: Client::new(&url)?.with_api_key(&worker_key),

@@ -9,8 +9,8 @@ use anyhow::{Context, bail};
 use orchestrator_client::Client;
 use orchestrator_client::api::environments::{EnvironmentFilter, ExecutionEnvironment};
 use orchestrator_client::api::{
-    CompleteTask, FailTask, LogCategory, LogLevel, LogSource, NewLogEntry, PageRequest, StartTask,
-    Task, TaskError, Timestamp,
+    CompleteTask, FailTask, IssueTaskToken, LogCategory, LogLevel, LogSource, NewLogEntry,
+    PageRequest, StartTask, Task, TaskError, TaskKind, Timestamp,
 };
 use serde_json::{Value, json};
 use std::process::Stdio;
@@ -44,6 +44,9 @@ impl Running {
 
 /// How tasks run inside an execution environment's image.
 pub(crate) struct ContainerRun {
+    /// The environment's id: the worker declares it with the routing tag
+    /// `env:<id>`, so the claim engine gives it that environment's tasks.
+    pub environment_id: Uuid,
     pub runtime: String,
     pub image: String,
     cpu: String,
@@ -79,6 +82,7 @@ impl ContainerRun {
             );
         };
         Ok(Self {
+            environment_id: environment.id,
             runtime: runtime.to_owned(),
             image: environment.image,
             cpu: environment.cpu,
@@ -114,8 +118,15 @@ impl TaskRun {
         }
     }
 
-    fn command(&self, credential: &str) -> Command {
-        let env = [
+    /// The command with its environment: `ORCH_TASK_ID`, `ORCH_WORKFLOW_ID`,
+    /// `ORCH_URL` and `ORCH_TASK_TOKEN` (a credential limited to this task's
+    /// routes while it is held, `POST /tasks/:id/token`). Only orchestrator
+    /// tasks, which plan a workflow (create its work items and tasks), also
+    /// get the agent's key as `ORCH_API_KEY`. The worker's own credentials
+    /// (`ORCH_API_KEY`, `ORCH_WORKER_KEY` of its environment) never reach the
+    /// command.
+    fn command(&self, task_token: &str, planner_key: Option<&str>) -> Command {
+        let mut env = vec![
             ("ORCH_TASK_ID", self.task.id.to_string()),
             (
                 "ORCH_WORKFLOW_ID",
@@ -125,13 +136,20 @@ impl TaskRun {
                     .unwrap_or_default(),
             ),
             ("ORCH_URL", self.shared.url.clone()),
-            ("ORCH_API_KEY", credential.to_owned()),
+            ("ORCH_TASK_TOKEN", task_token.to_owned()),
         ];
+        if let Some(key) = planner_key {
+            env.push(("ORCH_API_KEY", key.to_owned()));
+        }
         let argv = &self.shared.command;
         let mut command = match &self.shared.container {
             None => {
                 let mut command = Command::new(&argv[0]);
-                command.args(&argv[1..]).envs(env);
+                command
+                    .args(&argv[1..])
+                    .env_remove("ORCH_API_KEY")
+                    .env_remove("ORCH_WORKER_KEY")
+                    .envs(env);
                 command
             }
             Some(container) => {
@@ -186,13 +204,26 @@ impl TaskRun {
             return;
         }
         eprintln!("task {id} ({}): running", self.task.title);
-        let credential = self
-            .shared
-            .credentials
-            .get(&self.agent_id)
-            .unwrap_or(&self.shared.worker_key)
-            .clone();
-        let mut child = match self.command(&credential).spawn() {
+        let ask = IssueTaskToken {
+            agent_id: Some(self.agent_id),
+            worker_id: Some(self.shared.worker_id),
+        };
+        let task_token = match self.shared.worker.tasks().token(id, &ask).await {
+            Ok(issued) => issued.token,
+            Err(e) => {
+                let message = format!("cannot get a task token: {e}");
+                self.report_failure("task_token", message, true).await;
+                return;
+            }
+        };
+        let planner_key = (self.task.task_kind == TaskKind::Orchestrator).then(|| {
+            self.shared
+                .credentials
+                .get(&self.agent_id)
+                .unwrap_or(&self.shared.worker_key)
+                .clone()
+        });
+        let mut child = match self.command(&task_token, planner_key.as_deref()).spawn() {
             Ok(child) => child,
             Err(e) => {
                 let message = format!("cannot run {}: {e}", self.shared.command[0]);
