@@ -860,3 +860,152 @@ async fn private_endpoints_are_refused_unless_allowed() {
     assert!(mcp.queries.lock().unwrap().is_empty(), "never contacted");
     assert_eq!(api.count().await, 0);
 }
+
+/// A claimed task lists one `mcp_server` handle per server enabled for
+/// its agent (enabled by default before the agent registered); the
+/// assignee resolves it into the parameters in clear, nobody else can.
+#[tokio::test]
+async fn claimed_tasks_carry_mcp_handles_for_the_agent() {
+    server_log();
+    let server = TestServer::start().await;
+    let api = Api::new(&server);
+    let mcp = streamable_server().await;
+    let register = |name: &'static str| {
+        let api = &api;
+        async move {
+            let agent = api
+                .ok(
+                    "POST",
+                    "/agents/register",
+                    json!({ "name": name, "issue_api_key": true }),
+                )
+                .await;
+            (
+                agent["id"].as_str().unwrap().to_owned(),
+                agent["api_key"].as_str().unwrap().to_owned(),
+            )
+        }
+    };
+    let early = register("early").await;
+    let enabled = api
+        .ok(
+            "POST",
+            "/remote-mcp-servers",
+            body("enabled", &mcp.url, "auto"),
+        )
+        .await;
+    let mut off = body("off", &mcp.url, "auto");
+    off["enabledByDefaultForNewSpecialists"] = json!(false);
+    api.ok("POST", "/remote-mcp-servers", off).await;
+    let late = register("late").await;
+
+    let claim = |agent: &(String, String)| {
+        let (api, agent) = (&api, agent.clone());
+        async move {
+            api.ok("POST", "/tasks", json!({ "title": "t", "type": "code" }))
+                .await;
+            let (status, task) = api
+                .call(
+                    "POST",
+                    "/tasks/claim",
+                    &agent.1,
+                    json!({ "agent_id": agent.0 }),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{task}");
+            task["data"].clone()
+        }
+    };
+    let task = claim(&late).await;
+    let handles: Vec<&Value> = task["credentials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kind"] == "mcp_server")
+        .collect();
+    assert_eq!(handles.len(), 1, "{task}");
+    assert_eq!(handles[0]["server_id"], enabled["id"]);
+    let handle = handles[0]["handle"].as_str().unwrap().to_owned();
+    assert!(handle.starts_with("claim:v1:"));
+    let task_id = task["id"].as_str().unwrap().to_owned();
+    let path = format!("/tasks/{task_id}/claim-credentials");
+
+    // The assignee gets the values (the only place the secret goes).
+    let response = server
+        .http()
+        .post(server.at(&format!("/api/v1{path}")))
+        .bearer_auth(&late.1)
+        .json(&json!({ "mcp_claim_handles": [handle] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let resolved: Value = response.json().await.unwrap();
+    let values = &resolved["data"]["mcp_claim_values"][&handle];
+    assert_eq!(values["server_id"], enabled["id"]);
+    assert_eq!(values["endpoint_url"], enabled["endpointUrl"]);
+    let parameters = values["parameters"].as_array().unwrap();
+    assert!(
+        parameters
+            .iter()
+            .any(|p| p["key"] == "X-Api-Key" && p["value"] == SECRET)
+    );
+
+    // The agent registered before the server was enabled gets none; its
+    // key cannot resolve the other task's handle; a handle of another
+    // task is foreign.
+    let other = claim(&early).await;
+    assert!(
+        !other["credentials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["kind"] == "mcp_server"),
+        "{other}"
+    );
+    let (status, _) = api
+        .call(
+            "POST",
+            &path,
+            &early.1,
+            json!({ "mcp_claim_handles": [handle] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let other_path = format!("/tasks/{}/claim-credentials", other["id"].as_str().unwrap());
+    let (status, _) = api
+        .call(
+            "POST",
+            &other_path,
+            &early.1,
+            json!({ "mcp_claim_handles": [handle] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // The server deleted: the handle is stale.
+    let id = enabled["id"].as_str().unwrap();
+    api.ok("DELETE", &format!("/remote-mcp-servers/{id}"), json!({}))
+        .await;
+    let (status, _) = api
+        .call(
+            "POST",
+            &path,
+            &late.1,
+            json!({ "mcp_claim_handles": [handle] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // The resolution left an auth log row naming the kind only.
+    let (_, logs) = api
+        .admin(
+            "GET",
+            "/logs?category=auth&operation=task.claim_credentials",
+            json!({}),
+        )
+        .await;
+    assert!(logs.to_string().contains("mcp_server"), "{logs}");
+    api.assert_no_secret_read();
+    assert_log_has_no_secret();
+}

@@ -14,8 +14,8 @@ mod sse_compat;
 mod verify;
 
 use crate::api::{
-    McpParameter, McpTransport, Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest,
-    Timestamp, TransportPreference, VerificationStatus,
+    McpParameter, Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest, Timestamp,
+    TransportPreference, VerificationStatus,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -356,30 +356,39 @@ impl ControlPlane {
         Ok(row.to_api())
     }
 
-    /// The servers enabled for an agent registered at `registered_at` (for
-    /// claim credentials): `(id, name, resolved transport)`.
+    /// The servers enabled for `agent_id` (for claim credentials): those
+    /// enabled by default for new specialists since before the agent
+    /// registered, as `(id, name)`. None for no agent.
     pub(crate) async fn mcp_servers_for_agent(
         &self,
         tenant_id: Uuid,
-        registered_at: DateTime<Utc>,
-    ) -> Result<Vec<(Uuid, String, Option<McpTransport>)>> {
+        agent_id: Option<Uuid>,
+    ) -> Result<Vec<(Uuid, String)>> {
+        let Some(agent_id) = agent_id else {
+            return Ok(Vec::new());
+        };
         let mut conn = self.store().read().await?;
+        let registered: Option<(DateTime<Utc>,)> = on_db!(&mut conn, c => sqlx::query_as(
+            "SELECT created_at FROM agents WHERE tenant_id = $1 AND id = $2",
+        )
+        .bind(tenant_id)
+        .bind(agent_id)
+        .fetch_optional(c)
+        .await)?;
+        let Some((registered_at,)) = registered else {
+            return Ok(Vec::new());
+        };
         Ok(enabled_for_agent(&mut conn, tenant_id, registered_at)
             .await?
             .into_iter()
-            .map(|row| {
-                let transport = row
-                    .resolved_transport
-                    .as_deref()
-                    .and_then(McpTransport::parse);
-                (row.id, row.name, transport)
-            })
+            .map(|row| (row.id, row.name))
             .collect())
     }
 
     /// What claim credentials hand the assignee for server `id`: its
-    /// endpoint, transport and parameters in clear. `None` when the server
-    /// is gone.
+    /// endpoint, transport and parameters in clear (`parameters`), plus
+    /// `oauth_access_token` once OAuth is supported. `None` when the server
+    /// is gone or no longer enabled by default.
     pub(crate) async fn mcp_claim_values(
         &self,
         tenant_id: Uuid,
@@ -389,6 +398,9 @@ impl ControlPlane {
         let Some(row) = rows::find_server(&mut conn, tenant_id, id).await? else {
             return Ok(None);
         };
+        if !row.enabled_by_default {
+            return Ok(None);
+        }
         let clear: Vec<McpParameter> =
             open_parameters(self.secrets(), tenant_id, id, &row.parameters.0)?;
         Ok(Some(json!({
