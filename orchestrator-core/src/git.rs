@@ -204,9 +204,24 @@ async fn check_public_address(url: &str) -> Result<()> {
     if host.is_empty() {
         return refuse("is a local path");
     }
+    check_public_host("repository_url", &host).await
+}
+
+/// Refuses `host` (a name or an address, as in a URL) when it is or
+/// resolves to a private address, as [`check_public_address`] does, naming
+/// `field` (remote MCP endpoints use it too). A name that does not resolve
+/// is left to the caller's connection attempt.
+pub(crate) async fn check_public_host(field: &str, host: &str) -> Result<()> {
+    let refuse = |why: &str| {
+        Err(Error::invalid_field(
+            field,
+            format!("{why}; the operator allows it with ORCH_ALLOW_PRIVATE_NETWORK=true"),
+        ))
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
     let addresses: Vec<IpAddr> = match host.parse::<IpAddr>() {
         Ok(ip) => vec![ip],
-        Err(_) => match tokio::net::lookup_host((host.as_str(), 443)).await {
+        Err(_) => match tokio::net::lookup_host((host, 443)).await {
             Ok(found) => found.map(|a| a.ip()).collect(),
             Err(_) => return Ok(()),
         },

@@ -92,6 +92,8 @@ pub mod a2a;
 #[cfg(feature = "store")]
 pub mod acp;
 #[cfg(feature = "store")]
+pub mod remote_mcp;
+#[cfg(feature = "store")]
 pub mod settings;
 
 #[cfg(feature = "store")]

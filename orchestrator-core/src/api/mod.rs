@@ -55,9 +55,11 @@ pub use workflows::*;
 // Integrations (A2A, ACP, claim credentials, remote MCP)
 pub mod a2a;
 pub mod acp;
+pub mod remote_mcp;
 pub mod settings;
 pub use a2a::*;
 pub use acp::*;
+pub use remote_mcp::*;
 pub use settings::*;
 
 /// The fixed id of the tenant every fresh installation starts with.

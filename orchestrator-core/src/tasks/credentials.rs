@@ -1,6 +1,7 @@
 //! Claim credentials (decisions §9): a claimed task lists opaque handles
 //! for the secrets its runtime needs (the tenant's LLM key and extra
-//! headers); its current assignee trades them for the values with
+//! headers, and one per remote MCP server enabled for the agent); its
+//! current assignee trades them for the values with
 //! `POST /tasks/:id/claim-credentials`.
 //!
 //! A handle is `claim:v1:` and an AES-256-GCM box (the deployment's key,
@@ -30,6 +31,7 @@ const HANDLE_PREFIX: &str = "claim:v1:";
 enum Kind {
     LlmApiKey,
     LlmExtraHeaders,
+    McpServer,
 }
 
 impl Kind {
@@ -37,6 +39,7 @@ impl Kind {
         match self {
             Self::LlmApiKey => "llm_api_key",
             Self::LlmExtraHeaders => "llm_extra_headers",
+            Self::McpServer => "mcp_server",
         }
     }
 }
@@ -46,6 +49,9 @@ impl Kind {
 struct Sealed {
     /// The claim the handle was issued for (`claimed_at` of the task).
     claim: String,
+    /// The remote MCP server an `mcp_server` handle stands for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server: Option<Uuid>,
 }
 
 fn associated_data(task_id: Uuid, kind: Kind) -> String {
@@ -58,9 +64,16 @@ fn claim_of(claimed_at: Option<String>) -> String {
 }
 
 impl ControlPlane {
-    fn handle(&self, task_id: Uuid, kind: Kind, claim: &str) -> Result<String> {
+    fn handle(
+        &self,
+        task_id: Uuid,
+        kind: Kind,
+        claim: &str,
+        server: Option<Uuid>,
+    ) -> Result<String> {
         let sealed = serde_json::to_vec(&Sealed {
             claim: claim.to_owned(),
+            server,
         })?;
         let boxed = self
             .secrets()
@@ -71,16 +84,18 @@ impl ControlPlane {
     /// Opens `handle` for `task` as `kind`: `false` when it is foreign (not
     /// issued for this task and kind) or stale (an earlier claim).
     fn opens(&self, handle: &str, row: &TaskRow, kind: Kind) -> bool {
-        let Some(boxed) = handle.strip_prefix(HANDLE_PREFIX) else {
-            return false;
-        };
-        let Ok(bytes) = self
+        self.open_handle(handle, row, kind).is_some()
+    }
+
+    /// The content of `handle` when it opens for `task` as `kind` and
+    /// belongs to the task's current claim.
+    fn open_handle(&self, handle: &str, row: &TaskRow, kind: Kind) -> Option<Sealed> {
+        let boxed = handle.strip_prefix(HANDLE_PREFIX)?;
+        let bytes = self
             .secrets()
             .decrypt(boxed, associated_data(row.id, kind).as_bytes())
-        else {
-            return false;
-        };
-        serde_json::from_slice::<Sealed>(&bytes).is_ok_and(|s| {
+            .ok()?;
+        serde_json::from_slice::<Sealed>(&bytes).ok().filter(|s| {
             s.claim
                 == claim_of(
                     row.claimed_at
@@ -97,22 +112,32 @@ impl ControlPlane {
         task: &Task,
     ) -> Result<Vec<Value>> {
         let mut conn = self.store().read().await?;
-        let Some(llm) = stored_llm(&mut conn, caller.tenant_id).await? else {
-            return Ok(Vec::new());
-        };
+        let llm = stored_llm(&mut conn, caller.tenant_id).await?;
+        drop(conn);
         let claim = claim_of(task.claimed_at.map(|t| t.to_string()));
         let mut out = Vec::new();
-        if llm.has_api_key() {
+        if let Some(llm) = llm.as_ref().filter(|l| l.has_api_key()) {
             out.push(json!({
                 "kind": Kind::LlmApiKey.as_str(),
-                "handle": self.handle(task.id, Kind::LlmApiKey, &claim)?,
+                "handle": self.handle(task.id, Kind::LlmApiKey, &claim, None)?,
                 "provider": llm.provider,
             }));
         }
-        if llm.has_extra_headers() {
+        if llm.as_ref().is_some_and(|l| l.has_extra_headers()) {
             out.push(json!({
                 "kind": Kind::LlmExtraHeaders.as_str(),
-                "handle": self.handle(task.id, Kind::LlmExtraHeaders, &claim)?,
+                "handle": self.handle(task.id, Kind::LlmExtraHeaders, &claim, None)?,
+            }));
+        }
+        for (server_id, name) in self
+            .mcp_servers_for_agent(caller.tenant_id, task.assigned_agent_id)
+            .await?
+        {
+            out.push(json!({
+                "kind": Kind::McpServer.as_str(),
+                "handle": self.handle(task.id, Kind::McpServer, &claim, Some(server_id))?,
+                "server_id": server_id,
+                "name": name,
             }));
         }
         Ok(out)
@@ -175,8 +200,16 @@ impl ControlPlane {
                 format!("`{bad}` is not a claim handle"),
             ));
         }
-        if !mcp.is_empty() || asked.iter().any(|(h, kind)| !self.opens(h, &row, *kind)) {
+        if asked.iter().any(|(h, kind)| !self.opens(h, &row, *kind)) {
             return Err(Error::not_found("claim handle"));
+        }
+        let mut servers = Vec::with_capacity(mcp.len());
+        for handle in &mcp {
+            let server = self
+                .open_handle(handle, &row, Kind::McpServer)
+                .and_then(|sealed| sealed.server)
+                .ok_or(Error::not_found("claim handle"))?;
+            servers.push((handle.clone(), server));
         }
         let llm = stored_llm(&mut conn, caller.tenant_id).await?;
         drop(conn);
@@ -193,13 +226,19 @@ impl ControlPlane {
             let value = value.ok_or(Error::not_found("claim handle"))?;
             out.insert(kind.as_str().into(), value);
         }
-        out.insert("mcp_claim_values".into(), json!({}));
-        self.log_resolution(
-            caller,
-            &row,
-            &asked.iter().map(|(_, k)| k.as_str()).collect::<Vec<_>>(),
-        )
-        .await?;
+        let mut mcp_values = serde_json::Map::new();
+        for (handle, server) in servers {
+            // The server was removed (or no longer enabled): stale.
+            let value = self
+                .mcp_claim_values(caller.tenant_id, server)
+                .await?
+                .ok_or(Error::not_found("claim handle"))?;
+            mcp_values.insert(handle, value);
+        }
+        out.insert("mcp_claim_values".into(), Value::Object(mcp_values));
+        let mut kinds: Vec<&str> = asked.iter().map(|(_, k)| k.as_str()).collect();
+        kinds.extend(mcp.iter().map(|_| Kind::McpServer.as_str()));
+        self.log_resolution(caller, &row, &kinds).await?;
         Ok(Value::Object(out))
     }
 

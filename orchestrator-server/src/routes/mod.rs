@@ -17,6 +17,7 @@ mod fleet;
 mod health;
 mod logs;
 mod playbooks;
+mod remote_mcp;
 mod settings;
 mod tasks;
 mod tenants;
@@ -614,6 +615,43 @@ pub(crate) fn table() -> Vec<Route> {
         Route::scoped(M::POST, "/api/v1/acp/claim", Agent, acp::claim),
         Route::scoped(M::GET, "/api/v1/settings/llm", Admin, settings::get_llm),
         Route::scoped(M::PUT, "/api/v1/settings/llm", Admin, settings::put_llm),
+        // Remote MCP servers (issue 12)
+        Route::scoped(
+            M::GET,
+            "/api/v1/remote-mcp-servers",
+            Admin,
+            remote_mcp::list,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/remote-mcp-servers",
+            Admin,
+            remote_mcp::create,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/remote-mcp-servers/{id}",
+            Admin,
+            remote_mcp::get,
+        ),
+        Route::scoped(
+            M::PUT,
+            "/api/v1/remote-mcp-servers/{id}",
+            Admin,
+            remote_mcp::replace,
+        ),
+        Route::scoped(
+            M::DELETE,
+            "/api/v1/remote-mcp-servers/{id}",
+            Admin,
+            remote_mcp::delete,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/remote-mcp-servers/{id}/reverify",
+            Admin,
+            remote_mcp::reverify,
+        ),
         // The operator dashboard (embedded assets; client-side routes under /ui)
         Route::public(M::GET, "/", crate::dashboard::index).unlimited(),
         Route::public(M::GET, "/ui", crate::dashboard::index).unlimited(),
