@@ -81,6 +81,10 @@ pub enum Command {
     Login(login::LoginArgs),
     /// Show who the current credential is.
     Whoami,
+    /// Print this client's version and the server's.
+    ///
+    /// Example: `orch version -o json`
+    Version,
     /// Manage API keys (admin).
     #[command(subcommand, name = "api-keys")]
     ApiKeys(api_keys::ApiKeysCommand),

@@ -100,6 +100,19 @@ pub fn resolve_url(global: &GlobalOpts) -> Result<String> {
 }
 
 /// An SDK client with the resolved URL and credential.
+/// A client for the configured server without a credential (public routes
+/// such as `/api/v1/version`).
+pub fn anonymous_client(global: &GlobalOpts) -> Result<Client> {
+    let file = ConfigFile::load()?;
+    let profile = file.profile(global.profile.as_deref());
+    let url = global
+        .url
+        .clone()
+        .or_else(|| profile.map(|p| p.url.clone()))
+        .unwrap_or_else(|| DEFAULT_URL.to_owned());
+    Ok(Client::new(url)?)
+}
+
 pub fn client(global: &GlobalOpts) -> Result<Client> {
     let file = ConfigFile::load()?;
     let profile = file.profile(global.profile.as_deref());

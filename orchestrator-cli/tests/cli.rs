@@ -305,3 +305,27 @@ async fn workers_connect_prints_json_lines_and_acks_and_signal_sends() {
     assert_eq!(sent["signal"], "drain");
     assert_eq!(sent["worker_id"], id.as_str());
 }
+
+#[tokio::test]
+async fn version_prints_the_client_and_the_server_without_a_credential() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json");
+    let both = json(
+        &orch(
+            &config,
+            &[],
+            &["version", "--url", &server.url, "-o", "json"],
+        )
+        .await,
+    );
+    assert_eq!(both["client"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(both["server"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(both["server"]["api_version"], "v1");
+
+    // No server there: the client line, then an error and a failing exit.
+    let unreachable = orch(&config, &[], &["version", "--url", "http://127.0.0.1:9"]).await;
+    assert!(!unreachable.status.success());
+    assert!(String::from_utf8_lossy(&unreachable.stdout).contains(env!("CARGO_PKG_VERSION")));
+    assert!(String::from_utf8_lossy(&unreachable.stderr).contains("version"));
+}

@@ -1,7 +1,8 @@
-//! `/healthz` and `/readyz`.
+//! `/healthz`, `/readyz` and `/api/v1/version`.
 
 use crate::client::{Client, M};
 use crate::error::Result;
+use orchestrator_core::api::ServerVersion;
 use serde_json::Value;
 
 pub struct Health<'c> {
@@ -13,6 +14,13 @@ impl Health<'_> {
     pub async fn live(&self) -> Result<Value> {
         self.client
             .data(self.client.request(M::GET, "/healthz"))
+            .await
+    }
+
+    /// `GET /api/v1/version` (no credentials): the server's release.
+    pub async fn version(&self) -> Result<ServerVersion> {
+        self.client
+            .data(self.client.request(M::GET, "/api/v1/version"))
             .await
     }
 

@@ -52,6 +52,8 @@ pub mod files;
 #[cfg(feature = "store")]
 pub mod fleet;
 #[cfg(feature = "store")]
+pub mod gauges;
+#[cfg(feature = "store")]
 pub mod git;
 #[cfg(feature = "store")]
 pub mod idempotency;

@@ -311,6 +311,23 @@ impl Store {
         })
     }
 
+    /// Open and idle connections of each pool (for the metrics endpoint).
+    pub fn pool_use(&self) -> Vec<crate::gauges::PoolUse> {
+        use crate::gauges::PoolUse;
+        let of = |pool: &'static str, size: u32, idle: usize| PoolUse {
+            pool,
+            size,
+            idle: u32::try_from(idle).unwrap_or(u32::MAX),
+        };
+        match &*self.backend {
+            Backend::Sqlite { read, write } => vec![
+                of("read", read.size(), read.num_idle()),
+                of("write", write.size(), write.num_idle()),
+            ],
+            Backend::Postgres { pool, .. } => vec![of("main", pool.size(), pool.num_idle())],
+        }
+    }
+
     /// Checks that the database answers.
     pub async fn ping(&self) -> Result<()> {
         let mut conn = self.read().await?;

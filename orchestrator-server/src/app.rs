@@ -3,6 +3,7 @@
 
 use crate::credentials::{self, Presented};
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 use crate::rate_limit::{Budget, Limiter};
 use crate::request::Req;
 use crate::response::Body;
@@ -18,12 +19,15 @@ use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
+use tracing::Instrument;
 use uuid::Uuid;
 
 pub(crate) struct App {
     pub core: ControlPlane,
     router: Router,
     limiter: Option<Limiter>,
+    /// Request, claim and stream instruments (`GET /metrics`).
+    pub metrics: Arc<Metrics>,
     /// Turns `true` when the server shuts down; streams end on it.
     pub stopping: tokio::sync::watch::Receiver<bool>,
 }
@@ -38,7 +42,20 @@ impl App {
             core,
             router: Router::new(routes::table()),
             limiter: Limiter::new(rate_limit_per_minute),
+            metrics: Arc::new(Metrics::new()),
             stopping,
+        }
+    }
+
+    /// The application of the `--metrics-listen` address: only
+    /// `GET /metrics`, without credentials, reading `main`'s instruments.
+    pub fn metrics_only(main: &App) -> Self {
+        Self {
+            core: main.core.clone(),
+            router: Router::new(routes::metrics_table()),
+            limiter: None,
+            metrics: Arc::clone(&main.metrics),
+            stopping: main.stopping.clone(),
         }
     }
 
@@ -52,12 +69,20 @@ impl App {
         let request_id = request_id_of(request.headers());
         let method = request.method().clone();
         let path = request.uri().path().to_owned();
+        let span = tracing::info_span!(
+            "request",
+            request_id = %request_id,
+            method = %method,
+            route = tracing::field::Empty,
+        );
         let (route_label, result) = match self.router.find(&method, &path) {
             Ok(matched) => {
                 let label = matched.route.path;
+                span.record("route", label);
                 (
                     label,
                     self.run(matched.route, matched.params, request, peer, &request_id)
+                        .instrument(span)
                         .await,
                 )
             }
@@ -74,6 +99,12 @@ impl App {
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("x-request-id", value);
         }
+        self.metrics.observe(
+            method.as_str(),
+            route_label,
+            response.status(),
+            started.elapsed(),
+        );
         tracing::info!(
             target: "orch::http",
             method = %method,

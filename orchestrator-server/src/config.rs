@@ -26,6 +26,10 @@ pub struct ServerConfig {
     /// A second address serving the same application (the dashboard and the
     /// API it calls on one origin); `None` by default.
     pub dashboard_listen: Option<SocketAddr>,
+    /// An address serving only `GET /metrics`, without credentials (for a
+    /// Prometheus scraper on a private network); `None` by default, when
+    /// `/metrics` on the API address needs an admin key.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 impl ServerConfig {
@@ -36,6 +40,7 @@ impl ServerConfig {
             rate_limit_per_minute: DEFAULT_RATE_LIMIT_PER_MINUTE,
             shutdown_grace: Duration::from_secs(30),
             dashboard_listen: None,
+            metrics_listen: None,
         }
     }
 

@@ -20,6 +20,7 @@ mod credentials;
 mod dashboard;
 mod download;
 mod error;
+mod metrics;
 mod rate_limit;
 mod request;
 mod response;

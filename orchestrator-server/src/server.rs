@@ -34,6 +34,7 @@ pub enum ServeError {
 pub struct ServerHandle {
     addr: SocketAddr,
     dashboard_addr: Option<SocketAddr>,
+    metrics_addr: Option<SocketAddr>,
     core: ControlPlane,
     generated_keys: Vec<GeneratedBootstrapKey>,
     stop: watch::Sender<bool>,
@@ -57,6 +58,11 @@ impl ServerHandle {
     /// The bound dashboard address, when `dashboard_listen` was set.
     pub fn dashboard_addr(&self) -> Option<SocketAddr> {
         self.dashboard_addr
+    }
+
+    /// The bound metrics address, when `metrics_listen` was set.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics_addr
     }
 
     /// The embedded control plane.
@@ -88,6 +94,11 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
         None => None,
     };
     let dashboard_addr = dashboard.as_ref().map(|(_, addr)| *addr);
+    let metrics = match config.metrics_listen {
+        Some(at) => Some(bind(at).await?),
+        None => None,
+    };
+    let metrics_addr = metrics.as_ref().map(|(_, addr)| *addr);
     let (stop, stopped) = watch::channel(false);
     let app = Arc::new(App::new(
         core.clone(),
@@ -104,6 +115,16 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
             config.shutdown_grace,
         ))
     });
+    // The metrics address has an application of its own (one open route)
+    // over the same instruments.
+    let third = metrics.map(|(listener, _)| {
+        tokio::spawn(accept_loop(
+            listener,
+            Arc::new(App::metrics_only(&app)),
+            stopped.clone(),
+            config.shutdown_grace,
+        ))
+    });
     let first = tokio::spawn(accept_loop(
         listener,
         app,
@@ -112,8 +133,8 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
     ));
     let task = tokio::spawn(async move {
         let _ = first.await;
-        if let Some(second) = second {
-            let _ = second.await;
+        for other in [second, third].into_iter().flatten() {
+            let _ = other.await;
         }
     });
     tokio::spawn(liveness_loop(core.clone(), stopped.clone()));
@@ -122,6 +143,7 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
     Ok(ServerHandle {
         addr,
         dashboard_addr,
+        metrics_addr,
         core,
         generated_keys,
         stop,
@@ -148,6 +170,9 @@ pub async fn serve(config: ServerConfig) -> Result<(), ServeError> {
     );
     if let Some(addr) = handle.dashboard_addr() {
         eprintln!("the dashboard is also at http://{addr}/");
+    }
+    if let Some(addr) = handle.metrics_addr() {
+        eprintln!("metrics (no credentials) are at http://{addr}/metrics");
     }
     for key in handle.generated_keys() {
         eprintln!(

@@ -7,6 +7,8 @@
 //! (`CoreConfig::stream_slow_consumer_timeout`, 30 s by default) gets a final
 //! `event: error` frame (`{"error":"slow_consumer"}`) and the stream ends.
 
+use crate::app::App;
+use crate::metrics::OpenGuard;
 use crate::response::{Body, Reply};
 use bytes::Bytes;
 use futures_util::stream;
@@ -32,6 +34,8 @@ pub(crate) struct Sender {
     last: Option<oneshot::Sender<Bytes>>,
     /// How long to wait for room before giving up on the client.
     patience: Duration,
+    /// Counts the stream in `orch_open_streams` while it is fed.
+    _open: Option<OpenGuard>,
 }
 
 /// A body fed by the returned [`Sender`] (`capacity` chunks in flight).
@@ -68,14 +72,21 @@ pub(crate) fn channel(capacity: usize, patience: Duration) -> (Sender, Body) {
             frames,
             last: Some(last_tx),
             patience,
+            _open: None,
         },
         StreamBody::new(body).boxed_unsync(),
     )
 }
 
-/// An SSE body with the default buffer.
-pub(crate) fn sse_channel(patience: Duration) -> (Sender, Body) {
-    channel(STREAM_BUFFER, patience)
+/// An SSE body with the default buffer and the server's slow-consumer
+/// timeout, counted as an open stream until its producer ends.
+pub(crate) fn sse_channel(app: &App) -> (Sender, Body) {
+    let (mut sender, body) = channel(
+        STREAM_BUFFER,
+        app.core.config().stream_slow_consumer_timeout,
+    );
+    sender._open = Some(app.metrics.stream_opened());
+    (sender, body)
 }
 
 impl Sender {

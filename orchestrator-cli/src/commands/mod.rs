@@ -45,6 +45,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             });
             Ok(())
         }
+        Command::Version => version(&global).await,
         Command::ApiKeys(command) => api_keys::run(&global, command).await,
         Command::Tenants(command) => tenants::run(&global, command).await,
         Command::Completions(args) => completions::run(args),
@@ -66,5 +67,30 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::A2a(command) => a2a::run(&global, command).await,
         Command::Acp(command) => acp::run(&global, command).await,
         Command::Settings(command) => settings::run(&global, command).await,
+    }
+}
+
+/// `orch version`: the client's version, then the server's (an unreachable
+/// server is an error after the client line, as `kubectl version` does).
+async fn version(global: &crate::cli::GlobalOpts) -> anyhow::Result<()> {
+    let client_version = env!("CARGO_PKG_VERSION");
+    let server = config::anonymous_client(global)?.health().version().await;
+    match server {
+        Ok(server) => {
+            let both =
+                serde_json::json!({ "client": { "version": client_version }, "server": server });
+            output::emit(global.format(), &both, || {
+                fields(&[
+                    ("client", client_version.to_owned()),
+                    ("server", server.version.clone()),
+                    ("api", server.api_version.clone()),
+                ])
+            });
+            Ok(())
+        }
+        Err(e) => {
+            println!("client  {client_version}");
+            Err(anyhow::Error::new(e).context("could not read the server's version"))
+        }
     }
 }

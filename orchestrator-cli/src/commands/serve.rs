@@ -55,6 +55,11 @@ pub struct ServeArgs {
     /// `/` on --listen).
     #[arg(long, env = "ORCH_DASHBOARD_LISTEN")]
     pub dashboard_listen: Option<SocketAddr>,
+    /// Also serve `GET /metrics` on this address, without credentials (bind
+    /// it where only your Prometheus reaches; without it, `/metrics` on
+    /// --listen needs an admin key).
+    #[arg(long, env = "ORCH_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -98,6 +103,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.core.env_catalog_dir = args.env_catalog_dir;
     config.core.host_probe = args.probe == Probe::Host;
     config.dashboard_listen = args.dashboard_listen;
+    config.metrics_listen = args.metrics_listen;
     orchestrator_server::serve(config).await?;
     Ok(())
 }

@@ -28,6 +28,7 @@ pub mod playbooks;
 pub mod tasks;
 pub mod tenants;
 mod time;
+pub mod version;
 mod wire_enum;
 pub mod worker_channel;
 pub mod workflows;
@@ -49,6 +50,7 @@ pub use pagination::{Page, PageRequest};
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};
 pub use time::Timestamp;
+pub use version::ServerVersion;
 pub use worker_channel::{ServerMessage, SignalKind, SignalSent, SignalWorker, WorkerMessage};
 pub use workflows::*;
 

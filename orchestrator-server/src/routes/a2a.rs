@@ -88,7 +88,7 @@ pub(crate) async fn events(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         seen: after,
         finished: false,
     };
-    let (sender, body) = sse::sse_channel(app.core.config().stream_slow_consumer_timeout);
+    let (sender, body) = sse::sse_channel(&app);
     let core = app.core.clone();
     let read = move |at: Position| {
         let (core, caller) = (core.clone(), caller.clone());

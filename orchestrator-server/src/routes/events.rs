@@ -46,7 +46,7 @@ pub(crate) async fn follow(
         Some(after) => app.core.event_start(&caller, after).await?,
         None => app.core.event_head(&caller).await?,
     };
-    let (sender, body) = sse::sse_channel(app.core.config().stream_slow_consumer_timeout);
+    let (sender, body) = sse::sse_channel(&app);
     let core = app.core.clone();
     let read = move |key: EventKey| {
         let (core, caller, filter) = (core.clone(), caller.clone(), filter.clone());

@@ -97,7 +97,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         StreamStart::Now
     };
     let key = app.core.log_stream_start(&caller, &filter, start).await?;
-    let (sender, body) = sse::sse_channel(app.core.config().stream_slow_consumer_timeout);
+    let (sender, body) = sse::sse_channel(&app);
     let core = app.core.clone();
     let read = move |key: LogKey| {
         let (core, caller, filter) = (core.clone(), caller.clone(), filter.clone());

@@ -119,6 +119,11 @@ impl Route {
     }
 }
 
+/// The routes of the `--metrics-listen` address: the exposition only, open.
+pub(crate) fn metrics_table() -> Vec<Route> {
+    vec![Route::public(Method::GET, "/metrics", crate::metrics::scrape_all).unlimited()]
+}
+
 /// Every route the server serves.
 pub(crate) fn table() -> Vec<Route> {
     use Method as M;
@@ -126,6 +131,8 @@ pub(crate) fn table() -> Vec<Route> {
     vec![
         Route::public(M::GET, "/healthz", health::live).unlimited(),
         Route::public(M::GET, "/readyz", health::ready).unlimited(),
+        Route::public(M::GET, "/api/v1/version", health::version).unlimited(),
+        Route::scoped(M::GET, "/metrics", Admin, crate::metrics::scrape).unlimited(),
         // Authentication
         Route::public(M::POST, "/api/v1/auth/token", auth::token),
         Route::public(M::POST, "/api/v1/auth/login", auth::token),

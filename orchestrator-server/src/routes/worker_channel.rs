@@ -60,7 +60,10 @@ pub(crate) async fn connect(app: Arc<App>, mut req: Req) -> Result<Reply, ApiErr
     let worker = app.core.open_worker_channel(&caller).await?;
     let core = app.core.clone();
     let stopping = app.stopping.clone();
+    let open = app.metrics.websocket_opened();
     tokio::spawn(async move {
+        // Counted in `orch_open_websockets` until this task ends.
+        let _open = open;
         let worker_id = worker.worker_id;
         match ws::open(pending.upgrade).await {
             Ok(socket) => {

@@ -1,0 +1,255 @@
+//! `GET /metrics`: Prometheus text exposition of what the server does
+//! (requests, claims, streams, rate-limit refusals) and what the database
+//! holds (tasks by state, queue depth, pool use).
+//!
+//! Counters and histograms live in one registry per server and are updated
+//! on the request path. Database figures are read at scrape time into a
+//! registry of their own, so two scrapes at once never see each other's
+//! half-filled gauges and the figures are right across replicas.
+//!
+//! Who sees what: on the API address the route needs an admin key, and a
+//! tenant admin's scrape carries only its own tenant's task gauges (a
+//! `service` key sees every tenant). The optional `--metrics-listen`
+//! address serves the same text without credentials, every tenant
+//! included: bind it where only the monitoring system can reach it.
+
+use crate::app::App;
+use crate::error::ApiError;
+use crate::request::Req;
+use crate::response::Reply;
+use http::{HeaderValue, StatusCode, header};
+use orchestrator_core::api::Scope;
+use orchestrator_core::{ControlPlane, Error};
+use prometheus::{
+    HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
+};
+use std::sync::Arc;
+use std::time::Duration;
+use uuid::Uuid;
+
+/// Routes whose answer is a claim: `200` gave a task, `204` found none.
+const CLAIM_ROUTES: [&str; 3] = [
+    "/api/v1/tasks/claim",
+    "/api/v1/workers/{id}/next",
+    "/api/v1/acp/claim",
+];
+
+/// Buckets for claim latency, finer than the request default at the low end
+/// where the targets are (p99 of a few milliseconds).
+const CLAIM_BUCKETS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+/// The server's own instruments.
+pub(crate) struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    claims: IntCounterVec,
+    claim_latency: HistogramVec,
+    open_streams: IntGauge,
+    open_websockets: IntGauge,
+    rate_limited: IntCounter,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Self {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "orch_http_requests_total",
+                "HTTP requests answered, by route and status",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "orch_http_request_duration_seconds",
+                "Time from a request's arrival to its response head, by route",
+            ),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        let claims = IntCounterVec::new(
+            Opts::new(
+                "orch_claims_total",
+                "Claim requests by route and outcome (claimed, empty, refused)",
+            ),
+            &["route", "outcome"],
+        )
+        .expect("valid metric");
+        let claim_latency = HistogramVec::new(
+            HistogramOpts::new(
+                "orch_claim_duration_seconds",
+                "Latency of claim requests that returned a task or found none",
+            )
+            .buckets(CLAIM_BUCKETS.to_vec()),
+            &["route"],
+        )
+        .expect("valid metric");
+        let open_streams = IntGauge::new("orch_open_streams", "Server-sent event streams open now")
+            .expect("valid metric");
+        let open_websockets =
+            IntGauge::new("orch_open_websockets", "Worker channel websockets open now")
+                .expect("valid metric");
+        let rate_limited = IntCounter::new(
+            "orch_rate_limited_total",
+            "Requests refused with 429 by the rate limiter",
+        )
+        .expect("valid metric");
+        for collector in [
+            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(latency.clone()),
+            Box::new(claims.clone()),
+            Box::new(claim_latency.clone()),
+            Box::new(open_streams.clone()),
+            Box::new(open_websockets.clone()),
+            Box::new(rate_limited.clone()),
+        ] {
+            registry
+                .register(collector)
+                .expect("metric names are unique");
+        }
+        Self {
+            registry,
+            requests,
+            latency,
+            claims,
+            claim_latency,
+            open_streams,
+            open_websockets,
+            rate_limited,
+        }
+    }
+
+    /// Records one answered request. `route` is the route table's pattern
+    /// (bounded cardinality), `(unmatched)` for paths no route serves.
+    pub(crate) fn observe(&self, method: &str, route: &str, status: StatusCode, took: Duration) {
+        let code = status.as_u16();
+        self.requests
+            .with_label_values(&[method, route, &code.to_string()])
+            .inc();
+        self.latency
+            .with_label_values(&[method, route])
+            .observe(took.as_secs_f64());
+        if code == 429 {
+            self.rate_limited.inc();
+        }
+        if CLAIM_ROUTES.contains(&route) {
+            let outcome = match code {
+                200 => "claimed",
+                204 => "empty",
+                _ => "refused",
+            };
+            self.claims.with_label_values(&[route, outcome]).inc();
+            if outcome != "refused" {
+                self.claim_latency
+                    .with_label_values(&[route])
+                    .observe(took.as_secs_f64());
+            }
+        }
+    }
+
+    /// Counts an open SSE stream until the guard drops.
+    pub(crate) fn stream_opened(&self) -> OpenGuard {
+        OpenGuard::new(&self.open_streams)
+    }
+
+    /// Counts an open websocket until the guard drops.
+    pub(crate) fn websocket_opened(&self) -> OpenGuard {
+        OpenGuard::new(&self.open_websockets)
+    }
+
+    /// The exposition text: the server's instruments, then the database
+    /// figures (of `tenant` only when given).
+    async fn render(&self, core: &ControlPlane, tenant: Option<Uuid>) -> Result<String, Error> {
+        let database = Registry::new();
+        let tasks = IntGaugeVec::new(
+            Opts::new("orch_tasks", "Tasks by tenant and state"),
+            &["tenant_id", "state"],
+        )
+        .expect("valid metric");
+        let queue = IntGaugeVec::new(
+            Opts::new(
+                "orch_queue_depth",
+                "Pending tasks (waiting for a claim) by tenant",
+            ),
+            &["tenant_id"],
+        )
+        .expect("valid metric");
+        let pool = IntGaugeVec::new(
+            Opts::new(
+                "orch_db_pool_connections",
+                "Database pool connections by pool and use (idle, in_use)",
+            ),
+            &["pool", "state"],
+        )
+        .expect("valid metric");
+        for count in core.task_counts(tenant).await? {
+            let tenant_id = count.tenant_id.to_string();
+            tasks
+                .with_label_values(&[tenant_id.as_str(), count.state.as_str()])
+                .set(count.count);
+            if count.state == "pending" {
+                queue
+                    .with_label_values(&[tenant_id.as_str()])
+                    .set(count.count);
+            }
+        }
+        for used in core.pool_use() {
+            pool.with_label_values(&[used.pool, "idle"])
+                .set(i64::from(used.idle));
+            pool.with_label_values(&[used.pool, "in_use"])
+                .set(i64::from(used.size.saturating_sub(used.idle)));
+        }
+        for collector in [tasks, queue, pool] {
+            database
+                .register(Box::new(collector))
+                .expect("metric names are unique");
+        }
+        let mut families = self.registry.gather();
+        families.extend(database.gather());
+        TextEncoder::new()
+            .encode_to_string(&families)
+            .map_err(|e| Error::internal(format!("encoding metrics: {e}")))
+    }
+}
+
+/// Keeps a gauge one higher while it lives.
+pub(crate) struct OpenGuard(IntGauge);
+
+impl OpenGuard {
+    fn new(gauge: &IntGauge) -> Self {
+        gauge.inc();
+        Self(gauge.clone())
+    }
+}
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// `GET /metrics` on the API address (admin; a tenant admin sees its own
+/// tenant's task gauges, a service key every tenant's).
+pub(crate) async fn scrape(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let caller = req.caller()?;
+    let tenant = (caller.scope != Scope::Service).then_some(caller.tenant_id);
+    exposition(&app, tenant).await
+}
+
+/// `GET /metrics` on the metrics address: no credentials, every tenant.
+pub(crate) async fn scrape_all(app: Arc<App>, _req: Req) -> Result<Reply, ApiError> {
+    exposition(&app, None).await
+}
+
+async fn exposition(app: &App, tenant: Option<Uuid>) -> Result<Reply, ApiError> {
+    let text = app.metrics.render(&app.core, tenant).await?;
+    Ok(Reply::bytes(StatusCode::OK, text.as_bytes()).with_header(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    ))
+}
