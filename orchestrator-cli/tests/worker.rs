@@ -134,7 +134,9 @@ async fn worker_run_completes_fails_and_cancels_tasks() {
     // else, and none of the worker's own keys.
     assert_eq!(
         done.output,
-        Some(json!({"done": true, "task": ok.id.to_string(), "own": 200, "list": 403, "leaked": ""}))
+        Some(
+            json!({"done": true, "task": ok.id.to_string(), "own": 200, "list": 403, "leaked": ""})
+        )
     );
     let lines = async || {
         let logs = admin
@@ -417,11 +419,21 @@ async fn env_runs_the_environments_tasks_through_the_container_runtime() {
     let docker = bin.join("docker");
     std::fs::write(&docker, FAKE_DOCKER).unwrap();
     std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     // A plain worker is up too: the environment's task must not go to it.
     let mut plain = spawn_worker(&server, dir.path(), "plain-box");
     worker_id(&admin, "plain-box").await;
-    let mut boxed = spawn_worker_with(&server, dir.path(), "shell-box", &["--env", "shell"], Some(path));
+    let mut boxed = spawn_worker_with(
+        &server,
+        dir.path(),
+        "shell-box",
+        &["--env", "shell"],
+        Some(path),
+    );
     worker_id(&admin, "shell-box").await;
     // The fleet says what the --env worker can run.
     let fleet = admin.fleet().workers().await.unwrap();
@@ -457,7 +469,10 @@ async fn env_runs_the_environments_tasks_through_the_container_runtime() {
     assert_eq!(done.assigned_worker_id, Some(shell_box.worker_id));
     let log = std::fs::read_to_string(dir.path().join("bin/docker.log")).unwrap();
     assert!(log.contains("image debian:bookworm-slim"), "{log}");
-    assert!(log.contains(&format!("--name orch-task-{}", boxed_task.id)), "{log}");
+    assert!(
+        log.contains(&format!("--name orch-task-{}", boxed_task.id)),
+        "{log}"
+    );
     plain.kill().await.unwrap();
     boxed.kill().await.unwrap();
 }
