@@ -26,6 +26,7 @@ case "$input" in
   *'"title":"fail'*) echo "about to fail" >&2; exit 3 ;;
   *'"title":"slow'*) sleep 30 ;;
   *'"title":"short'*) sleep 2 ;;
+  *'"title":"hang'*) sleep 300 ;;
 esac
 echo "working on $ORCH_TASK_ID at $ORCH_URL"
 [ -n "$ORCH_TASK_TOKEN" ] || exit 9
@@ -475,4 +476,43 @@ async fn env_runs_the_environments_tasks_through_the_container_runtime() {
     );
     plain.kill().await.unwrap();
     boxed.kill().await.unwrap();
+}
+
+/// The task's timeout (1 minute, the least there is) kills the command and
+/// fails the task with category `timeout`; the process is no longer
+/// reported. Slow by nature: it waits out the minute.
+#[tokio::test]
+async fn the_tasks_timeout_kills_the_command() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = spawn_worker(&server, dir.path(), "slow-box");
+    worker_id(&admin, "slow-box").await;
+    let mut request = task("hang");
+    request.timeout_minutes = Some(1);
+    let hang = admin.tasks().create(&request).await.unwrap();
+    wait_for(&admin, hang.id, |t| t.state == TaskState::InProgress).await;
+    eventually("the hanging process is reported", async || {
+        reported(&admin, hang.id).await == 1
+    })
+    .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(150);
+    let failed = loop {
+        let task = admin.tasks().get(hang.id).await.unwrap();
+        if task.state.is_done() {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the timeout never fired"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(failed.state, TaskState::Failed);
+    assert_eq!(failed.error.unwrap()["category"], "timeout");
+    eventually("the killed process is no longer reported", async || {
+        reported(&admin, hang.id).await == 0
+    })
+    .await;
+    worker.kill().await.unwrap();
 }
