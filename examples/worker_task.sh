@@ -1,17 +1,23 @@
 #!/bin/sh
 # A task command for `orch worker run` (needs curl and jq).
 #
-# The task arrives as JSON on stdin; ORCH_URL, ORCH_API_KEY, ORCH_TASK_ID and
-# ORCH_WORKFLOW_ID are set. The last line printed on stdout is the task's
-# output (JSON, else {"text": ...}); a non-zero exit fails the task.
+# The task arrives as JSON on stdin; ORCH_URL, ORCH_TASK_ID, ORCH_WORKFLOW_ID
+# and ORCH_TASK_TOKEN (a credential for this task's routes only, while the
+# task is held) are set; orchestrator tasks, which plan the workflow, also get
+# the agent's key in ORCH_API_KEY. The last line printed on stdout is the
+# task's output (JSON, else {"text": ...}); a non-zero exit fails the task.
 #
 # - The orchestrator task of a new workflow plans it: one work item and one
 #   task per stage of the playbook.
 # - Any other task "does" its stage and reports what it did.
 set -eu
 task=$(cat)
-api() { # METHOD PATH [BODY]
+api() { # METHOD PATH [BODY]  (with the agent's key: orchestrator tasks only)
   curl -fsS -X "$1" "$ORCH_URL/api/v1$2" -H "Authorization: Bearer $ORCH_API_KEY" \
+    -H 'content-type: application/json' ${3:+--data "$3"}
+}
+task_api() { # METHOD PATH [BODY]  (with the task token: this task's routes)
+  curl -fsS -X "$1" "$ORCH_URL/api/v1$2" -H "Authorization: Bearer $ORCH_TASK_TOKEN" \
     -H 'content-type: application/json' ${3:+--data "$3"}
 }
 kind=$(printf '%s' "$task" | jq -r .task_kind)
@@ -31,5 +37,7 @@ if [ "$kind" = orchestrator ] && [ "$event" = workflow.created ]; then
 else
   title=$(printf '%s' "$task" | jq -r .title)
   echo "working on: $title"
+  task_api POST "/tasks/$ORCH_TASK_ID/handoffs" \
+    "$(jq -nc --arg t "$title" '{summary: ("Did: " + $t)}')" >/dev/null
   echo "{\"done\": true, \"title\": $(printf '%s' "$title" | jq -R .)}"
 fi

@@ -147,3 +147,70 @@ async fn fleet_workers_and_containers_show_heartbeat_reports() {
     );
     assert_eq!(stopped["total"], 0, "{stopped}");
 }
+
+#[tokio::test]
+async fn tasks_create_and_claim_with_an_environment() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let env = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "envs", "create", "--name", "Box", "--image", "box:1", "-o", "json",
+            ],
+        )
+        .await,
+    );
+    let env_id = env["id"].as_str().unwrap().to_owned();
+    let task = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "tasks",
+                "create",
+                "--title",
+                "boxed",
+                "--environment",
+                &env_id,
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(task["execution_environment"]["id"], env_id.as_str());
+    let agent = json(
+        &orch(
+            &server,
+            dir,
+            &["agents", "register", "--name", "cli", "-o", "json"],
+        )
+        .await,
+    );
+    let agent_id = agent["id"].as_str().unwrap().to_owned();
+    // Without the environment the agent gets nothing; asking for it, the task.
+    let none = orch(&server, dir, &["tasks", "claim", "--agent", &agent_id]).await;
+    assert!(none.status.success() && none.stdout.is_empty());
+    let claimed = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "tasks",
+                "claim",
+                "--agent",
+                &agent_id,
+                "--environment",
+                &env_id,
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(claimed["id"], task["id"]);
+    assert_eq!(claimed["state"], "claimed");
+}

@@ -26,16 +26,33 @@ case "$input" in
   *'"title":"fail'*) echo "about to fail" >&2; exit 3 ;;
   *'"title":"slow'*) sleep 30 ;;
   *'"title":"short'*) sleep 2 ;;
+  *'"title":"hang'*) sleep 300 ;;
 esac
 echo "working on $ORCH_TASK_ID at $ORCH_URL"
-[ -n "$ORCH_API_KEY" ] || exit 9
-echo "{\"done\": true, \"task\": \"$ORCH_TASK_ID\"}"
+[ -n "$ORCH_TASK_TOKEN" ] || exit 9
+code() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $ORCH_TASK_TOKEN" "$ORCH_URL/api/v1$1"; }
+own=$(code "/tasks/$ORCH_TASK_ID")
+list=$(code /tasks)
+echo "{\"done\": true, \"task\": \"$ORCH_TASK_ID\", \"own\": $own, \"list\": $list, \"leaked\": \"${ORCH_API_KEY:-}${ORCH_WORKER_KEY:-}\"}"
 "#;
 
 fn spawn_worker(server: &TestServer, dir: &Path, name: &str) -> Child {
+    spawn_worker_with(server, dir, name, &[], None)
+}
+
+/// `orch worker run --name NAME --tag role:sh --concurrency 2 [EXTRA] -- sh task.sh`,
+/// with `path` as PATH when given.
+fn spawn_worker_with(
+    server: &TestServer,
+    dir: &Path,
+    name: &str,
+    extra: &[&str],
+    path: Option<String>,
+) -> Child {
     let script = dir.join("task.sh");
     std::fs::write(&script, SCRIPT).unwrap();
-    Command::new(common::ORCH)
+    let mut command = Command::new(common::ORCH);
+    command
         .args([
             "worker",
             "run",
@@ -46,15 +63,18 @@ fn spawn_worker(server: &TestServer, dir: &Path, name: &str) -> Child {
             "--concurrency",
             "2",
         ])
+        .args(extra)
         .arg("--")
         .arg("sh")
         .arg(&script)
         .env("ORCH_URL", &server.url)
         .env("ORCH_API_KEY", &server.admin_key)
         .env("ORCH_CONFIG", "/nonexistent/orch-config.json")
-        .kill_on_drop(true)
-        .spawn()
-        .expect("orch worker run starts")
+        .kill_on_drop(true);
+    if let Some(path) = path {
+        command.env("PATH", path);
+    }
+    command.spawn().expect("orch worker run starts")
 }
 
 fn task(title: &str) -> CreateTask {
@@ -111,9 +131,13 @@ async fn worker_run_completes_fails_and_cancels_tasks() {
     let ok = admin.tasks().create(&task("ok")).await.unwrap();
     let done = wait_for(&admin, ok.id, |t| t.state.is_done()).await;
     assert_eq!(done.state, TaskState::Completed, "{:?}", done.error);
+    // The command got a task token that reads its own task and nothing
+    // else, and none of the worker's own keys.
     assert_eq!(
         done.output,
-        Some(json!({"done": true, "task": ok.id.to_string()}))
+        Some(
+            json!({"done": true, "task": ok.id.to_string(), "own": 200, "list": 403, "leaked": ""})
+        )
     );
     let lines = async || {
         let logs = admin
@@ -351,4 +375,144 @@ async fn ctrl_c_lets_the_running_task_finish_then_exits() {
     assert!(status.success());
     let finished = admin.tasks().get(short.id).await.unwrap();
     assert_eq!(finished.state, TaskState::Completed, "{:?}", finished.error);
+}
+
+/// A stand-in for the docker CLI (no container runtime on the test
+/// machines): `run --rm -i --name N --cpus C --memory M -e K=V... IMAGE
+/// ARGV...` runs ARGV here with only the `-e` variables, and records the
+/// image and limits it was asked for.
+const FAKE_DOCKER: &str = r#"#!/bin/sh
+[ "$1" = run ] || exit 0
+shift
+log="$(dirname "$0")/docker.log"
+vars=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rm|-i) shift ;;
+    --name|--cpus|--memory) echo "$1 $2" >> "$log"; shift 2 ;;
+    -e) vars="$vars $2"; shift 2 ;;
+    *) break ;;
+  esac
+done
+echo "image $1" >> "$log"
+shift
+exec env -i PATH="$PATH" $vars "$@"
+"#;
+
+#[tokio::test]
+async fn env_runs_the_environments_tasks_through_the_container_runtime() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let environment = admin
+        .environments()
+        .create(
+            &orchestrator_client::api::environments::CreateExecutionEnvironment {
+                name: "Shell".into(),
+                image: "debian:bookworm-slim".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let docker = bin.join("docker");
+    std::fs::write(&docker, FAKE_DOCKER).unwrap();
+    std::fs::set_permissions(&docker, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // A plain worker is up too: the environment's task must not go to it.
+    let mut plain = spawn_worker(&server, dir.path(), "plain-box");
+    worker_id(&admin, "plain-box").await;
+    let mut boxed = spawn_worker_with(
+        &server,
+        dir.path(),
+        "shell-box",
+        &["--env", "shell"],
+        Some(path),
+    );
+    worker_id(&admin, "shell-box").await;
+    // The fleet says what the --env worker can run.
+    let fleet = admin.fleet().workers().await.unwrap();
+    let envs = |name: &str| {
+        fleet
+            .iter()
+            .find(|w| w.name == name)
+            .unwrap()
+            .environments
+            .iter()
+            .map(|e| e.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(envs("shell-box"), vec![environment.id]);
+    assert!(envs("plain-box").is_empty());
+
+    let mut request = task("in the box");
+    request.execution_environment_id = Some(environment.id);
+    let boxed_task = admin.tasks().create(&request).await.unwrap();
+    let done = wait_for(&admin, boxed_task.id, |t| t.state.is_done()).await;
+    assert_eq!(done.state, TaskState::Completed, "{:?}", done.error);
+    let output = done.output.unwrap();
+    assert_eq!(output["own"], 200, "{output}");
+    assert_eq!(output["leaked"], "", "{output}");
+    let shell_box = admin
+        .fleet()
+        .workers()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|w| w.name == "shell-box")
+        .unwrap();
+    assert_eq!(done.assigned_worker_id, Some(shell_box.worker_id));
+    let log = std::fs::read_to_string(dir.path().join("bin/docker.log")).unwrap();
+    assert!(log.contains("image debian:bookworm-slim"), "{log}");
+    assert!(
+        log.contains(&format!("--name orch-task-{}", boxed_task.id)),
+        "{log}"
+    );
+    plain.kill().await.unwrap();
+    boxed.kill().await.unwrap();
+}
+
+/// The task's timeout (1 minute, the least there is) kills the command and
+/// fails the task with category `timeout`; the process is no longer
+/// reported. Slow by nature: it waits out the minute.
+#[tokio::test]
+async fn the_tasks_timeout_kills_the_command() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let dir = tempfile::tempdir().unwrap();
+    let mut worker = spawn_worker(&server, dir.path(), "slow-box");
+    worker_id(&admin, "slow-box").await;
+    let mut request = task("hang");
+    request.timeout_minutes = Some(1);
+    let hang = admin.tasks().create(&request).await.unwrap();
+    wait_for(&admin, hang.id, |t| t.state == TaskState::InProgress).await;
+    eventually("the hanging process is reported", async || {
+        reported(&admin, hang.id).await == 1
+    })
+    .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(150);
+    let failed = loop {
+        let task = admin.tasks().get(hang.id).await.unwrap();
+        if task.state.is_done() {
+            break task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the timeout never fired"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(failed.state, TaskState::Failed);
+    assert_eq!(failed.error.unwrap()["category"], "timeout");
+    eventually("the killed process is no longer reported", async || {
+        reported(&admin, hang.id).await == 0
+    })
+    .await;
+    worker.kill().await.unwrap();
 }

@@ -4,7 +4,8 @@
 //! A worker heartbeat with `containers` replaces the worker's rows in
 //! `worker_containers` ([`replace_containers`], called by `workers.rs` in the
 //! heartbeat's transaction); absent keeps them, `[]` clears them. A worker
-//! names the environments it can run with routing tags `env:<name or id>`.
+//! names the environments it can run with routing tags `env:<name or id>`
+//! (the claim engine reads the same tags: `lifecycle::claim`).
 //!
 //! This module reads the `workers`, `agents`, `tasks` and
 //! `execution_environments` tables with plain SQL and imports none of their

@@ -75,6 +75,10 @@ pub struct CreateArgs {
     pub work_item: Option<Uuid>,
     #[arg(long)]
     pub orchestrator: bool,
+    /// The execution environment (id) the task runs in; only workers that
+    /// declare it (routing tag `env:<id or name>`) claim the task.
+    #[arg(long)]
+    pub environment: Option<Uuid>,
     /// The task input as JSON.
     #[arg(long)]
     pub input: Option<String>,
@@ -90,6 +94,9 @@ pub struct ClaimArgs {
     pub workflow: Option<Uuid>,
     #[arg(long)]
     pub include_context: bool,
+    /// Only tasks of this execution environment (id).
+    #[arg(long)]
+    pub environment: Option<Uuid>,
 }
 
 #[derive(Debug, Args)]
@@ -224,6 +231,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                     workflow_id: args.workflow,
                     work_item_id: args.work_item,
                     task_kind: args.orchestrator.then_some(TaskKind::Orchestrator),
+                    execution_environment_id: args.environment,
                     input: json_arg(args.input)?,
                     request_id: args.request_id,
                     ..Default::default()
@@ -236,6 +244,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                     agent_id: args.agent,
                     workflow_id: args.workflow,
                     include_context: args.include_context,
+                    execution_environment_id: args.environment,
                     ..Default::default()
                 })
                 .await?
