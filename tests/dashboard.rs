@@ -726,6 +726,59 @@ async fn task_and_workflow_actions_follow_the_state() {
         })
         .await
         .unwrap();
+    // An agent submits a task's output that fails its verification: the
+    // task waits for an operator's assessment.
+    let agent = admin
+        .agents()
+        .register(&orchestrator_client::api::RegisterAgent {
+            name: "dev".into(),
+            execution_mode: Some(orchestrator_client::api::ExecutionMode::Specialist),
+            issue_api_key: Some(true),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let agent_client = orchestrator_client::Client::new(&server.url)
+        .unwrap()
+        .with_api_key(agent.api_key.clone().expect("key issued"));
+    let assess = admin
+        .tasks()
+        .create(&CreateTask {
+            title: "Assess me".into(),
+            task_type: "code".into(),
+            workflow_id: Some(workflow.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let claimed = agent_client
+        .tasks()
+        .claim(&orchestrator_client::api::ClaimTask {
+            agent_id: agent.id,
+            workflow_id: Some(workflow.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .expect("a task to claim");
+    assert_eq!(claimed.id, assess.id);
+    agent_client
+        .tasks()
+        .start(assess.id, &Default::default())
+        .await
+        .unwrap();
+    agent_client
+        .tasks()
+        .complete(
+            assess.id,
+            &orchestrator_client::api::CompleteTask {
+                output: Some(json!({ "patch": "half done" })),
+                verification: Some(json!({ "passed": false })),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
     let task = admin
         .tasks()
         .create(&CreateTask {
@@ -771,6 +824,29 @@ async fn task_and_workflow_actions_follow_the_state() {
     wait_text(browser, "#action-done", "reassign").await;
     assert_eq!(
         admin.tasks().get(task.id).await.unwrap().state,
+        TaskState::Pending
+    );
+
+    // Output awaiting assessment: approve and request changes are offered;
+    // requesting changes sends the feedback and the task back to pending.
+    browser
+        .goto(&server.at(&format!("/ui/tasks/{}", assess.id)))
+        .await
+        .unwrap();
+    wait_text(browser, "#task-state", "output pending assessment").await;
+    wait_css(browser, "#act-approve-output").await;
+    click(browser, "summary#act-request-changes").await;
+    type_into(
+        browser,
+        "#act-request-changes-form textarea",
+        "add the tests",
+    )
+    .await;
+    click(browser, "#act-request-changes-form button").await;
+    wait_text(browser, "#action-done", "request changes").await;
+    wait_text(browser, "#task-state", "pending").await;
+    assert_eq!(
+        admin.tasks().get(assess.id).await.unwrap().state,
         TaskState::Pending
     );
 
