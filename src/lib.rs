@@ -12,6 +12,8 @@
 //! `cargo nextest run` (SQLite) and
 //! `ORCH_TEST_DATABASE_URL=postgres://... cargo nextest run` (PostgreSQL).
 
+pub mod mcp_servers;
+
 use orchestrator_client::Client;
 use orchestrator_client::api::{CreateApiKey, Scope};
 use orchestrator_server::{ServerConfig, ServerHandle};

@@ -142,6 +142,9 @@ pub enum Command {
     /// Tenant settings: the LLM provider (admin).
     #[command(subcommand)]
     Settings(crate::commands::settings::SettingsCommand),
+    /// Remote MCP servers, verified before they are stored (admin).
+    #[command(subcommand)]
+    Mcp(crate::commands::mcp::McpCommand),
 }
 
 #[cfg(test)]

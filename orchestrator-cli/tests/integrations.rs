@@ -271,3 +271,66 @@ async fn settings_llm_set_and_get_never_print_the_secret() {
     );
     assert_eq!(cleared["api_key"], serde_json::Value::Null);
 }
+
+/// `orch mcp add|list|get|update|reverify|delete` against a real MCP server
+/// on loopback; the secret parameter never printed.
+#[tokio::test]
+async fn mcp_servers_through_the_binary_never_print_the_secret() {
+    use orchestrator_tests::mcp_servers::{SECRET, streamable_server};
+    let server = TestServer::start().await;
+    let mcp = streamable_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("docs.yaml");
+    let describe = |name: &str, secret: &str| {
+        format!(
+            "name: {name}\nendpointUrl: {}\ntransportPreference: auto\ncallTimeoutSeconds: 10\n\
+             authMode: parameterized\nparameters:\n  - placement: header\n    key: X-Api-Key\n\
+             \x20   valueKind: secret\n    value: \"{secret}\"\n",
+            mcp.url
+        )
+    };
+    std::fs::write(&file, describe("docs", SECRET)).unwrap();
+    let path = file.to_str().unwrap();
+    let mut printed = String::new();
+    let added = orch(&server, &["mcp", "add", "-f", path, "--json"]).await;
+    printed.push_str(&text(&added));
+    let added = json(&added);
+    assert_eq!(added["verificationStatus"], "verified");
+    assert_eq!(added["resolvedTransport"], "streamable_http");
+    let id = added["id"].as_str().unwrap().to_owned();
+
+    let listed = text(&orch(&server, &["mcp", "list"]).await);
+    assert!(
+        listed.contains("docs") && listed.contains("verified"),
+        "{listed}"
+    );
+    printed.push_str(&listed);
+    let shown = text(&orch(&server, &["mcp", "get", &id]).await);
+    assert!(
+        shown.contains("echo") && shown.contains("********"),
+        "{shown}"
+    );
+    printed.push_str(&shown);
+
+    // Update keeping the secret with the mask; reverify; delete.
+    std::fs::write(&file, describe("docs-2", "********")).unwrap();
+    let updated = orch(&server, &["mcp", "update", &id, "-f", path, "--json"]).await;
+    printed.push_str(&text(&updated));
+    assert_eq!(json(&updated)["name"], "docs-2");
+    let again = orch(&server, &["mcp", "reverify", &id, "--json"]).await;
+    printed.push_str(&text(&again));
+    assert_eq!(json(&again)["verificationStatus"], "verified");
+
+    // A wrong secret: the command fails with the failed step.
+    std::fs::write(&file, describe("bad", "wrong")).unwrap();
+    let failed = orch(&server, &["mcp", "add", "-f", path]).await;
+    assert!(!failed.status.success());
+    let error = String::from_utf8_lossy(&failed.stderr).into_owned();
+    assert!(error.contains("initialize"), "{error}");
+
+    let deleted = orch(&server, &["mcp", "delete", &id, "--json"]).await;
+    printed.push_str(&text(&deleted));
+    let empty = json(&orch(&server, &["mcp", "list", "--json"]).await);
+    assert_eq!(empty["total"], 0, "{empty}");
+    assert!(!printed.contains(SECRET), "the CLI printed the secret");
+}

@@ -176,6 +176,10 @@ impl Client {
         crate::Settings { client: self }
     }
 
+    pub fn mcp_servers(&self) -> crate::McpServers<'_> {
+        crate::McpServers { client: self }
+    }
+
     /// A request to `path` (which starts with `/`) with the credential set.
     pub(crate) fn request(&self, method: Method, path: &str) -> RequestBuilder {
         let builder = self.http.request(method, format!("{}{}", self.base, path));

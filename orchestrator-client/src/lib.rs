@@ -58,7 +58,9 @@ pub use workspaces::{Downloaded, Workspaces};
 // Integrations (A2A, ACP, claim credentials, remote MCP)
 mod a2a;
 mod acp;
+mod remote_mcp;
 mod settings;
 pub use a2a::{A2a, A2aStreamItem};
 pub use acp::Acp;
+pub use remote_mcp::McpServers;
 pub use settings::Settings;

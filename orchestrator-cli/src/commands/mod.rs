@@ -21,6 +21,7 @@ pub mod workspaces;
 // Integrations (A2A, ACP, claim credentials, remote MCP)
 pub mod a2a;
 pub mod acp;
+pub mod mcp;
 pub mod settings;
 
 use crate::cli::{Cli, Command};
@@ -67,6 +68,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::A2a(command) => a2a::run(&global, command).await,
         Command::Acp(command) => acp::run(&global, command).await,
         Command::Settings(command) => settings::run(&global, command).await,
+        Command::Mcp(command) => mcp::run(&global, command).await,
     }
 }
 
