@@ -5,6 +5,7 @@
 
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
+pub use crate::store::PoolUse;
 use crate::store::on_db;
 use uuid::Uuid;
 
@@ -14,16 +15,6 @@ pub struct TaskCount {
     pub tenant_id: Uuid,
     pub state: String,
     pub count: i64,
-}
-
-/// Connections of one pool: open, and of those idle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolUse {
-    /// `read` or `write` on SQLite (one writer connection), `main` on
-    /// PostgreSQL.
-    pub pool: &'static str,
-    pub size: u32,
-    pub idle: u32,
 }
 
 impl ControlPlane {

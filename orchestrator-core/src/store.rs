@@ -312,8 +312,7 @@ impl Store {
     }
 
     /// Open and idle connections of each pool (for the metrics endpoint).
-    pub fn pool_use(&self) -> Vec<crate::gauges::PoolUse> {
-        use crate::gauges::PoolUse;
+    pub fn pool_use(&self) -> Vec<PoolUse> {
         let of = |pool: &'static str, size: u32, idle: usize| PoolUse {
             pool,
             size,
@@ -498,6 +497,17 @@ impl Access for Tx {
             TxInner::Postgres(tx) => Db::Postgres(tx),
         }
     }
+}
+
+/// Connections of one pool: open, and of those idle (for the metrics
+/// endpoint, through [`crate::gauges`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUse {
+    /// `read` or `write` on SQLite (one writer connection), `main` on
+    /// PostgreSQL.
+    pub pool: &'static str,
+    pub size: u32,
+    pub idle: u32,
 }
 
 /// A pooled connection for reads.
