@@ -14,17 +14,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VALIDATOR_VERSION=0.9.0
-SCHEMATHESIS_VERSION=4.32.5
+# openapi-spec-validator 0.9.0 and schemathesis 4.32.5, every dependency pinned.
+REQUIREMENTS=.ci/openapi-requirements.txt
 VENV="${ORCH_OPENAPI_VENV:-/tmp/orch-openapi-venv}"
 MAX_EXAMPLES="${ORCH_FUZZ_MAX_EXAMPLES:-15}"
 SEED=15
 
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('schemathesis') == '$SCHEMATHESIS_VERSION' and m.version('openapi-spec-validator') == '$VALIDATOR_VERSION' else 1)" 2>/dev/null; then
-    echo "== installing openapi-spec-validator $VALIDATOR_VERSION and schemathesis $SCHEMATHESIS_VERSION into $VENV"
+if ! cmp -s "$REQUIREMENTS" "$VENV/installed-requirements.txt"; then
+    echo "== installing $REQUIREMENTS into $VENV"
     python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q --disable-pip-version-check \
-        "openapi-spec-validator==$VALIDATOR_VERSION" "schemathesis==$SCHEMATHESIS_VERSION"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQUIREMENTS"
+    cp "$REQUIREMENTS" "$VENV/installed-requirements.txt"
 fi
 
 echo "== openapi-spec-validator docs/openapi.json"
