@@ -21,6 +21,7 @@ mod dashboard;
 mod download;
 mod error;
 mod metrics;
+mod openapi;
 mod rate_limit;
 mod request;
 mod response;

@@ -11,6 +11,7 @@ pub const A2A_PROTOCOL_VERSION: &str = "0.1";
 
 /// `POST /a2a/tasks`: `{task: {...}, request_id?}`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SubmitA2aTask {
     pub task: A2aTaskInput,
@@ -23,6 +24,7 @@ pub struct SubmitA2aTask {
 /// `metadata.protocol_ingress.external_task_id`; `priority` is free text
 /// (values the platform does not know become `normal`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct A2aTaskInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,6 +52,7 @@ pub struct A2aTaskInput {
 
 /// The A2A-facing status of a task (decisions §9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]
 pub enum A2aStatus {
     Submitted,
@@ -95,6 +98,7 @@ impl A2aStatus {
 
 /// The A2A view of a platform task.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct A2aTask {
     /// The platform task id (never the external id).
     pub id: Uuid,
@@ -111,6 +115,7 @@ pub struct A2aTask {
 
 /// One frame of `GET /a2a/tasks/:id/events` (`event: task.state_changed`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct A2aTaskEvent {
     pub task_id: Uuid,
     pub status: A2aStatus,
@@ -119,6 +124,7 @@ pub struct A2aTaskEvent {
 
 /// `GET /.well-known/agent.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentCard {
     pub protocol: String,
     pub protocol_version: String,
@@ -130,6 +136,7 @@ pub struct AgentCard {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentCardAuthentication {
     #[serde(rename = "type")]
     pub kind: String,
@@ -137,6 +144,7 @@ pub struct AgentCardAuthentication {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentCardCapabilities {
     pub task_submission: bool,
     pub status_query: bool,
@@ -145,6 +153,7 @@ pub struct AgentCardCapabilities {
 
 /// URL templates; `{task_id}` stands for the platform task id.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentCardEndpoints {
     pub submit_task: String,
     pub get_task: String,

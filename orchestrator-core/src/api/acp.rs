@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 /// How the platform reaches the ACP runtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AcpTransport {
     #[default]
@@ -35,6 +36,7 @@ impl AcpTransport {
 /// `run`: one session per task; `session`: reused by the agent's later
 /// tasks in the same workflow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AcpMode {
     #[default]
@@ -60,6 +62,7 @@ impl AcpMode {
 /// The states of a session: `initializing` on creation, `active` / `idle`
 /// by heartbeat, `closed` at the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AcpSessionStatus {
     Initializing,
@@ -87,6 +90,7 @@ impl AcpSessionStatus {
 
 /// `POST /acp/sessions`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateAcpSession {
     pub agent_id: Uuid,
@@ -106,6 +110,7 @@ pub struct CreateAcpSession {
 
 /// The session record.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AcpSession {
     pub id: Uuid,
     pub agent_id: Uuid,
@@ -129,6 +134,7 @@ pub struct AcpSession {
 
 /// `POST /acp/sessions/:id/heartbeat` (beyond the contract).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AcpHeartbeat {
     /// `active` (default) or `idle`.
@@ -138,6 +144,7 @@ pub struct AcpHeartbeat {
 
 /// What a heartbeat may report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AcpLiveStatus {
     Active,
@@ -146,6 +153,7 @@ pub enum AcpLiveStatus {
 
 /// `GET /acp/sessions` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AcpSessionFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -162,6 +170,7 @@ pub struct AcpSessionFilter {
 
 /// The `session` part of `POST /acp/claim`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AcpClaimSession {
     #[serde(default)]
@@ -174,6 +183,7 @@ pub struct AcpClaimSession {
 
 /// `POST /acp/claim`: claim + start + session in one transaction.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AcpClaim {
     pub agent_id: Uuid,
@@ -191,6 +201,7 @@ pub struct AcpClaim {
 /// A file the runtime may fetch: a workspace file (with its id and
 /// `download_url`) or a workflow input file (inline, so both are null).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AcpFileReference {
     pub id: Option<Uuid>,
     pub file_name: String,
@@ -201,6 +212,7 @@ pub struct AcpFileReference {
 
 /// The task part of the claim answer.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AcpClaimedTask {
     pub id: Uuid,
     pub title: String,
@@ -215,6 +227,7 @@ pub struct AcpClaimedTask {
 
 /// The session part of the claim answer.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AcpClaimedSession {
     pub id: Uuid,
     pub status: AcpSessionStatus,
@@ -222,6 +235,7 @@ pub struct AcpClaimedSession {
 
 /// `POST /acp/claim` answer (when a task was claimed).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AcpClaimed {
     pub session: AcpClaimedSession,
     pub task: AcpClaimedTask,

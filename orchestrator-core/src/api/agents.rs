@@ -8,6 +8,7 @@ use uuid::Uuid;
 /// What kinds of task an agent takes. Orchestrator and hybrid agents carry
 /// the `orchestrator` routing tag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionMode {
     #[default]
@@ -37,6 +38,7 @@ impl ExecutionMode {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AgentProtocol {
     #[default]
@@ -55,6 +57,7 @@ impl AgentProtocol {
 
 /// Tool names an agent needs and can use.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AgentTools {
     #[serde(default)]
@@ -65,6 +68,7 @@ pub struct AgentTools {
 
 /// `POST /agents/register`. Heartbeat interval 5 to 3600 s, default 60.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RegisterAgent {
     pub name: String,
@@ -96,6 +100,7 @@ pub struct RegisterAgent {
 /// An agent record. `status` is `active`, `busy` (active and holding a
 /// claimed or in-progress task) or `inactive` (missed 2 heartbeats).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Agent {
     pub id: Uuid,
     pub name: String,
@@ -120,6 +125,7 @@ pub struct Agent {
 
 /// `POST /agents/:id/heartbeat` answer.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HeartbeatAck {
     pub ack: bool,
     pub status: String,
@@ -127,6 +133,7 @@ pub struct HeartbeatAck {
 
 /// An agent to create with a worker.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkerAgentSpec {
     pub name: String,
@@ -142,6 +149,7 @@ pub const CONNECTION_MODES: &[&str] = &["websocket", "sse", "polling"];
 
 /// `POST /workers/register`. Heartbeat interval 5 to 3600 s, default 30.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RegisterWorker {
     pub name: String,
@@ -167,6 +175,7 @@ pub struct RegisterWorker {
 
 /// One agent created with a worker, with its key.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RegisteredWorkerAgent {
     pub id: Uuid,
     pub name: String,
@@ -177,6 +186,7 @@ pub struct RegisteredWorkerAgent {
 
 /// The worker registration answer (keys shown once).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RegisteredWorker {
     pub worker_id: Uuid,
     pub worker_api_key: String,
@@ -189,6 +199,7 @@ pub struct RegisteredWorker {
 
 /// A worker record. `status` is `online` or `offline`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Worker {
     pub worker_id: Uuid,
     pub name: String,
@@ -209,6 +220,7 @@ pub struct Worker {
 
 /// `POST /workers/:id/heartbeat`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkerHeartbeat {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,6 +237,7 @@ pub struct WorkerHeartbeat {
 
 /// `POST /workers/:id/next`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkerNext {
     /// Which of the worker's agents claims; the first agent without a held

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 /// `POST /api-keys`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateApiKey {
     /// A label for people; defaults to the scope.
@@ -26,6 +27,7 @@ pub struct CreateApiKey {
 
 /// A key as listed: never the secret, only its display prefix.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ApiKey {
     pub id: Uuid,
     pub tenant_id: Uuid,
@@ -41,6 +43,7 @@ pub struct ApiKey {
 
 /// The create answer: the record plus the key, shown this once.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CreatedApiKey {
     #[serde(flatten)]
     pub key: ApiKey,

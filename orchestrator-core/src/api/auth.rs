@@ -9,6 +9,7 @@ use uuid::Uuid;
 /// What a credential may do. Ranked `service > admin > worker > agent`: a route
 /// that names a scope accepts that scope and every higher one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     Agent,
@@ -66,6 +67,7 @@ impl FromStr for Scope {
 
 /// `POST /auth/token` and `/auth/login`. `apiKey` is accepted as an alias.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TokenRequest {
     #[serde(alias = "apiKey")]
@@ -79,6 +81,7 @@ pub struct TokenRequest {
 /// The token exchange answer. The refresh token itself travels only in the
 /// `service_refresh_token` cookie.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokenResponse {
     pub token: String,
     pub expires_at: Timestamp,
@@ -90,6 +93,7 @@ pub struct TokenResponse {
 /// The refresh answer: a new access token; the rotated refresh token is in the
 /// cookie that replaces the old one.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RefreshResponse {
     pub token: String,
     pub expires_at: Timestamp,
@@ -98,6 +102,7 @@ pub struct RefreshResponse {
 
 /// `GET /auth/me`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Me {
     pub authenticated: bool,
     pub scope: Scope,
@@ -111,6 +116,7 @@ pub struct Me {
 
 /// `POST /auth/logout`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LoggedOut {
     pub logged_out: bool,
 }

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 /// A catalog list item.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CatalogEntry {
     /// A fixed string id (`feature-delivery`).
     pub id: String,
@@ -24,6 +25,7 @@ pub struct CatalogEntry {
 
 /// A catalog detail.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CatalogDetail {
     #[serde(flatten)]
     pub entry: CatalogEntry,
@@ -36,6 +38,7 @@ pub struct CatalogDetail {
 
 /// `playbook`, `specialist` or `skill`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CatalogArtifactType {
     Playbook,
@@ -45,6 +48,7 @@ pub enum CatalogArtifactType {
 
 /// What to do with one catalog artifact on import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ImportAction {
     /// Create a new local record (renamed `Name (2)`, `slug-2` when taken).
@@ -55,6 +59,7 @@ pub enum ImportAction {
 
 /// The local record an artifact collides with (by slug or name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LocalMatch {
     pub id: Uuid,
     pub name: String,
@@ -66,6 +71,7 @@ pub struct LocalMatch {
 /// listed; `local_match` is null (and only `create_new` allowed) when nothing
 /// collides.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ImportConflict {
     pub artifact_type: CatalogArtifactType,
     pub catalog_id: String,
@@ -74,6 +80,7 @@ pub struct ImportConflict {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CatalogPlaybookRef {
     pub id: String,
     pub version: String,
@@ -81,6 +88,7 @@ pub struct CatalogPlaybookRef {
 
 /// `POST .../import-preview`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ImportPreview {
     pub playbook: CatalogPlaybookRef,
     pub conflicts: Vec<ImportConflict>,
@@ -88,6 +96,7 @@ pub struct ImportPreview {
 
 /// One decision of an import.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ImportDecision {
     pub artifact_type: CatalogArtifactType,
@@ -97,6 +106,7 @@ pub struct ImportDecision {
 
 /// `POST .../import`. Artifacts without a decision are created new.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ImportRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,6 +116,7 @@ pub struct ImportRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ImportedPlaybook {
     pub id: Uuid,
     pub name: String,
@@ -113,6 +124,7 @@ pub struct ImportedPlaybook {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CatalogProvenance {
     pub source_repository: String,
     pub catalog_version: String,
@@ -121,6 +133,7 @@ pub struct CatalogProvenance {
 /// `POST .../import` answer. `imported_specialists` and `imported_skills`
 /// are the local ids.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ImportResult {
     pub import_batch_id: Uuid,
     pub playbook: ImportedPlaybook,
@@ -132,6 +145,7 @@ pub struct ImportResult {
 /// A tenant-local specialist or skill (`GET /specialists`, `GET /skills`;
 /// beyond the contract).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LibraryItem {
     pub id: Uuid,
     pub slug: String,

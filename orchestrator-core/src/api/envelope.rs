@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// `meta` of a single-resource response.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResponseMeta {
     pub request_id: String,
     pub timestamp: Timestamp,
@@ -13,6 +14,7 @@ pub struct ResponseMeta {
 
 /// `{data: T, meta}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DataEnvelope<T> {
     pub data: T,
     pub meta: ResponseMeta,
@@ -21,6 +23,7 @@ pub struct DataEnvelope<T> {
 /// `meta` of a paginated list: the four integer pagination values beside the
 /// request id and timestamp.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ListMeta {
     pub total: u64,
     pub page: u32,
@@ -32,6 +35,7 @@ pub struct ListMeta {
 
 /// `{data: [T], meta}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ListEnvelope<T> {
     pub data: Vec<T>,
     pub meta: ListMeta,

@@ -48,6 +48,7 @@ wire_enum!(
 
 /// An execution environment record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ExecutionEnvironment {
     pub id: Uuid,
     pub name: String,
@@ -77,6 +78,7 @@ pub struct ExecutionEnvironment {
 /// `POST /execution-environments`. `name` and `image` are required; cpu
 /// defaults to `1`, memory to `1g`, pull policy to `if-not-present`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateExecutionEnvironment {
     pub name: String,
@@ -105,6 +107,7 @@ pub struct CreateExecutionEnvironment {
 /// image, limits, pull policy, bootstrap commands or domains sets the verdict
 /// back to `unknown`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PatchExecutionEnvironment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,6 +155,7 @@ impl PatchExecutionEnvironment {
 /// `POST /execution-environments/from-catalog`. Without `catalogVersion` the
 /// newest version of the key is used; `name` defaults to the catalog's.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CreateFromCatalog {
     pub catalog_key: String,
@@ -167,6 +171,7 @@ pub struct CreateFromCatalog {
 
 /// `POST /execution-environments/:id/support`: `null` clears the posture.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SetSupportStatus {
     pub support_status: Option<SupportStatus>,
@@ -174,6 +179,7 @@ pub struct SetSupportStatus {
 
 /// `GET /execution-environments` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EnvironmentFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compatibility_status: Option<CompatibilityStatus>,
@@ -188,6 +194,7 @@ pub struct EnvironmentFilter {
 /// `POST /execution-environments/:id/verify` answer (also stored on the
 /// record).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Verification {
     pub compatibility_status: CompatibilityStatus,
     pub compatibility_errors: Vec<String>,
@@ -201,6 +208,7 @@ pub struct Verification {
 /// One base environment of the catalog (`GET
 /// /execution-environments/catalog`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EnvironmentCatalogEntry {
     pub key: String,

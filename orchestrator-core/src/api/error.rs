@@ -8,6 +8,7 @@ use super::ResponseMeta;
 /// Machine-readable error codes. The HTTP status of each code is fixed in one
 /// table in the server; clients should branch on the code, never on messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     SchemaValidationFailed,
@@ -59,6 +60,7 @@ impl std::fmt::Display for ErrorCode {
 /// Field-level problems of a rejected request: `fieldErrors` maps a field path
 /// (`budget.token_budget`) to its messages, `formErrors` holds the rest.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Issues {
     #[serde(rename = "fieldErrors")]
     pub field_errors: BTreeMap<String, Vec<String>>,
@@ -96,6 +98,7 @@ impl Issues {
 
 /// `error` of the envelope.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
@@ -108,6 +111,7 @@ pub struct ErrorBody {
 /// `{error, meta}`: the body of every error response except the few plain
 /// error objects the contract names.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorEnvelope {
     pub error: ErrorBody,
     pub meta: ResponseMeta,

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 /// One stored event. Ids increase; a reader resumes with `after = id`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Event {
     pub id: i64,
     #[serde(rename = "type")]
@@ -23,6 +24,7 @@ pub struct Event {
 /// `GET /events` and `/events/stream` filters. `after` is the id of the last
 /// event seen; `limit` is 1 to 500 (default 50).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EventFilter {
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
     pub event_type: Option<String>,
@@ -42,6 +44,7 @@ pub struct EventFilter {
 
 /// One page of `GET /events`, oldest first.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EventPage {
     pub items: Vec<Event>,
     /// Always set: the last id as a string (pass as `after`), or the `after`

@@ -20,6 +20,7 @@ wire_enum!(
 
 /// One container or process in a worker heartbeat's `containers` list.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ContainerReport {
     /// The runtime's id (a container id, or `pid:<n>` for a process).
@@ -38,6 +39,7 @@ pub struct ContainerReport {
 /// A container as last reported (`GET /containers`,
 /// `GET /fleet/live-containers`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Container {
     pub id: String,
     pub worker_id: Uuid,
@@ -57,6 +59,7 @@ pub struct Container {
 
 /// `GET /containers` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContainerFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
@@ -68,6 +71,7 @@ pub struct ContainerFilter {
 
 /// An agent of a fleet worker and the task it holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FleetAgent {
     pub id: Uuid,
     pub name: String,
@@ -78,6 +82,7 @@ pub struct FleetAgent {
 
 /// An environment a worker can run (named by an `env:<name>` routing tag).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FleetEnvironment {
     pub id: Uuid,
     pub name: String,
@@ -86,6 +91,7 @@ pub struct FleetEnvironment {
 
 /// One worker of `GET /fleet/workers`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FleetWorker {
     pub worker_id: Uuid,
     pub name: String,

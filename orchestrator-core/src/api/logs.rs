@@ -70,6 +70,7 @@ wire_enum!(
 
 /// One public log row.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogRow {
     /// The row's integer key as a string.
     pub id: String,
@@ -109,6 +110,7 @@ pub struct LogRow {
 /// `source` defaults to `runtime`, `level` to `info`, the actor fields to the
 /// caller's key.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewLogEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -202,6 +204,7 @@ impl NewLogEntry {
 
 /// `POST /logs/ingest` body.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct IngestLogs {
     pub entries: Vec<NewLogEntry>,
@@ -209,12 +212,14 @@ pub struct IngestLogs {
 
 /// `POST /logs/ingest` answer.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ingested {
     pub inserted: u64,
 }
 
 /// The filters every log route takes (query, stream, export, stats).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<Uuid>,
@@ -254,6 +259,7 @@ pub struct LogFilter {
 
 /// `GET /logs` query: the filters plus paging.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogQuery {
     #[serde(flatten)]
     pub filter: LogFilter,
@@ -267,6 +273,7 @@ pub struct LogQuery {
 
 /// One page of `GET /logs`, newest first.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogPage {
     pub items: Vec<LogRow>,
     /// Pass as `cursor` for the next (older) page; `None` at the end.
@@ -275,6 +282,7 @@ pub struct LogPage {
 
 /// One group of `GET /logs/stats`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogGroup {
     /// The grouped field's value (string, UUID, boolean or null).
     pub value: Value,
@@ -283,6 +291,7 @@ pub struct LogGroup {
 
 /// `GET /logs/stats` answer: counts per value of `group_by`, largest first.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogStats {
     pub group_by: LogGroupBy,
     pub total: u64,
@@ -291,6 +300,7 @@ pub struct LogStats {
 
 /// One entry of `GET /logs/actors`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogActor {
     pub actor_type: Option<String>,
     pub actor_id: Option<String>,

@@ -12,6 +12,7 @@ use uuid::Uuid;
 /// `GET /operations/workflows/rail` query. Every filter applies before
 /// paging, so `meta.total` and `meta.pages` count exactly the rail shown.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RailQuery {
     /// `live` (pending, in progress, paused; the default), `recent` (ended
@@ -40,6 +41,7 @@ pub struct RailQuery {
 
 /// One rail entry: a workflow list item plus what the rail adds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RailItem {
     /// The workflow record with `workspace_name`, `playbook_name`,
     /// `task_counts` (every task state, 0 where none) and
@@ -54,6 +56,7 @@ pub struct RailItem {
 
 /// `GET /operations/workflows/:id/workspace` query.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkspacePacketQuery {
     /// Selects a work item (`selected.work_item`) and narrows the live
@@ -87,6 +90,7 @@ pub struct WorkspacePacketQuery {
 /// `GET /operations/workflows/:id/workspace`: one workflow, all a page
 /// about it needs, in one read.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspacePacket {
     /// The workflow detail: the record with its tasks, work items,
     /// activations and stages.
@@ -112,6 +116,7 @@ pub struct WorkspacePacket {
 
 /// The workspace packet's selection.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Selected {
     /// The work item named by `work_item_id`, or null.
     pub work_item: Option<WorkItem>,
@@ -121,6 +126,7 @@ pub struct Selected {
 
 /// The live console section: a page of the workflow's event feed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LiveConsole {
     /// Events oldest first (narrowed to `work_item_id` when given).
     pub events: Vec<Event>,
@@ -133,6 +139,7 @@ pub struct LiveConsole {
 
 /// The briefs section: handoffs of the workflow's tasks, oldest first.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Briefs {
     /// The handoffs after position `briefs_after`.
     pub handoffs: Vec<Brief>,
@@ -145,6 +152,7 @@ pub struct Briefs {
 
 /// One handoff in the briefs section.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Brief {
     /// The task that wrote it.
     pub task_id: Uuid,
@@ -157,6 +165,7 @@ pub struct Brief {
 
 /// The history section: the workflow's activations, oldest first.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct History {
     /// The activations after position `history_after`.
     pub activations: Vec<Activation>,
@@ -170,6 +179,7 @@ pub struct History {
 /// The deliverables section: completed tasks with their outputs, by
 /// completion time.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Deliverables {
     /// The deliverables after position `deliverables_after`.
     pub tasks: Vec<Deliverable>,
@@ -182,6 +192,7 @@ pub struct Deliverables {
 
 /// One completed task's output.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Deliverable {
     /// The task.
     pub task_id: Uuid,

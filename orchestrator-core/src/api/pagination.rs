@@ -10,6 +10,7 @@ pub const DEFAULT_PER_PAGE: u32 = 20;
 /// Which page of a list to read. Always valid: construct it with
 /// [`PageRequest::new`], which clamps, or parse it from a query string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PageRequest {
     pub page: u32,
     pub per_page: u32,
@@ -75,6 +76,7 @@ impl PageRequest {
 
 /// One page of a list plus the totals the envelope reports.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Page<T> {
     pub items: Vec<T>,
     pub total: u64,

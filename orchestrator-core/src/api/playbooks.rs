@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 /// `planned` playbooks run to completion; `ongoing` ones never complete by themselves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Lifecycle {
     #[default]
@@ -44,6 +45,7 @@ impl std::str::FromStr for Lifecycle {
 
 /// Where an imported playbook came from (null for playbooks authored here).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Provenance {
     pub source_repository: String,
     pub catalog_id: Option<String>,
@@ -52,6 +54,7 @@ pub struct Provenance {
 
 /// A playbook revision with its definition (`GET /playbooks/:id`, writes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Playbook {
     /// This revision's id.
     pub id: Uuid,
@@ -77,6 +80,7 @@ pub struct Playbook {
 
 /// A list item of `GET /playbooks` (no definition).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlaybookSummary {
     pub id: Uuid,
     pub family_id: Uuid,
@@ -94,6 +98,7 @@ pub struct PlaybookSummary {
 
 /// `POST /playbooks` and `PUT /playbooks/:id`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreatePlaybook {
     pub name: String,
@@ -113,6 +118,7 @@ pub struct CreatePlaybook {
 
 /// `PATCH /playbooks/:id`: any subset of the create fields.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PatchPlaybook {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +139,7 @@ pub struct PatchPlaybook {
 
 /// `PATCH /playbooks/:id/archive`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ArchivePlaybook {
     pub archived: bool,
@@ -142,6 +149,7 @@ pub struct ArchivePlaybook {
 
 /// Workflows that reference a playbook family (any of its revisions).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkflowReferences {
     /// Every referencing workflow.
     pub total: i64,
@@ -152,6 +160,7 @@ pub struct WorkflowReferences {
 
 /// `GET /playbooks/:id/delete-impact`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlaybookDeleteImpact {
     pub playbook_id: Uuid,
     pub family_id: Uuid,
@@ -164,6 +173,7 @@ pub struct PlaybookDeleteImpact {
 
 /// `DELETE /playbooks/:id` and `DELETE /playbooks/:id/permanent`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeletedPlaybook {
     pub id: Uuid,
     pub deleted: bool,

@@ -76,6 +76,7 @@ wire_enum!(
 
 /// One parameter applied to every request to the server.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct McpParameter {
     pub placement: ParameterPlacement,
@@ -89,6 +90,7 @@ pub struct McpParameter {
 /// `POST /remote-mcp-servers` and `PUT /remote-mcp-servers/:id` (a
 /// replace: every field as for a create).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RemoteMcpServerRequest {
     pub name: String,
@@ -110,6 +112,7 @@ pub struct RemoteMcpServerRequest {
 
 /// A tool, resource or prompt the server listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct McpCapability {
     pub name: String,
     pub description: Option<String>,
@@ -117,6 +120,7 @@ pub struct McpCapability {
 
 /// What the server offered at its last successful verification.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct McpCapabilities {
     pub tools: Vec<McpCapability>,
     pub resources: Vec<McpCapability>,
@@ -125,6 +129,7 @@ pub struct McpCapabilities {
 
 /// A remote MCP server record.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct RemoteMcpServer {
     pub id: Uuid,

@@ -10,6 +10,7 @@ pub const SECRET_MASK: &str = "********";
 
 /// `GET /settings/llm`. Secret values read back as [`SECRET_MASK`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LlmSettings {
     pub provider: Option<String>,
     pub model: Option<String>,
@@ -24,6 +25,7 @@ pub struct LlmSettings {
 /// `PUT /settings/llm`: replaces the settings. A secret sent as
 /// [`SECRET_MASK`] keeps the stored value; an absent one is removed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PutLlmSettings {
     pub provider: String,

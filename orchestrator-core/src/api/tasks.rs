@@ -9,6 +9,7 @@ use uuid::Uuid;
 /// The states of a task (decisions §4). Terminal: `completed`, `cancelled`;
 /// `failed` is terminal unless retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     Pending,
@@ -70,6 +71,7 @@ impl fmt::Display for TaskState {
 /// Scheduler priority. Claim order is `critical > high > normal > low`;
 /// any other value is rejected at create with 422.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
     Critical,
@@ -108,6 +110,7 @@ impl Priority {
 
 /// Control-plane classification of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskKind {
     #[default]
@@ -141,6 +144,7 @@ impl TaskKind {
 
 /// Where a task runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionBackend {
     #[default]
@@ -172,6 +176,7 @@ pub const TASK_TYPES: &[&str] = &[
 
 /// `POST /tasks`. `type` is one of [`TASK_TYPES`].
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateTask {
     pub title: String,
@@ -234,6 +239,7 @@ pub struct CreateTask {
 
 /// The latest structured handoff of a task (decisions §4).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Handoff {
     pub id: Uuid,
     pub task_id: Uuid,
@@ -255,6 +261,7 @@ pub struct Handoff {
 
 /// `POST /tasks/:id/handoffs`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateHandoff {
     pub summary: String,
@@ -276,6 +283,7 @@ pub struct CreateHandoff {
 
 /// The task read model.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Task {
     pub id: Uuid,
     pub title: String,
@@ -332,6 +340,7 @@ pub struct Task {
 
 /// `GET /tasks` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -358,6 +367,7 @@ pub struct TaskFilter {
 
 /// `POST /tasks/claim`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClaimTask {
     pub agent_id: Uuid,
@@ -380,6 +390,7 @@ pub struct ClaimTask {
 /// Who acts on a task when the credential is not bound to an agent or worker
 /// (an admin key, an unbound agent key). Bound keys act as their owner.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StartTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -392,6 +403,7 @@ pub struct StartTask {
 
 /// `POST /tasks/:id/complete`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CompleteTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,6 +430,7 @@ pub struct CompleteTask {
 /// the task produced, stored as a workspace artifact linked to the task, its
 /// workflow, work item, stage and role.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskArtifact {
     pub file_name: String,
@@ -437,6 +450,7 @@ pub struct TaskArtifact {
 
 /// The failure packet.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskError {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -449,6 +463,7 @@ pub struct TaskError {
 
 /// `POST /tasks/:id/fail`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FailTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -465,6 +480,7 @@ pub struct FailTask {
 /// escalate, `feedback` by request-changes, `instructions` by
 /// resolve-escalation; the preferred ids only by reassign.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -487,6 +503,7 @@ pub struct TaskAction {
 
 /// `POST /tasks/:id/claim-credentials`: at least one handle.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClaimCredentials {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -499,6 +516,7 @@ pub struct ClaimCredentials {
 
 /// `GET /tasks/:id/git`, derived from the `git_info` given at completion.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskGit {
     pub linked_prs: Value,
     pub branches: Value,
@@ -509,6 +527,7 @@ pub struct TaskGit {
 
 /// `GET /tasks/:id/context`: what an agent needs to work on the task.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskContext {
     pub task: Task,
     /// The task's workflow record with its `workflow_stages`; null for a
@@ -531,6 +550,7 @@ pub struct TaskContext {
 /// by another agent is refused (409), so a runtime never reads a packet
 /// meant for someone else.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskContextQuery {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -540,6 +560,7 @@ pub struct TaskContextQuery {
 /// `POST /tasks/:id/token`: who asks (bound credentials act as their owner;
 /// unbound ones name the assignee).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct IssueTaskToken {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -551,6 +572,7 @@ pub struct IssueTaskToken {
 /// A credential limited to one task's routes while its assignment lasts
 /// (`Authorization: Bearer <token>`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskToken {
     pub token: String,
     pub task_id: Uuid,

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 /// `POST /tenants` (service scope).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateTenant {
     pub name: String,
@@ -17,6 +18,7 @@ pub struct CreateTenant {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Tenant {
     pub id: Uuid,
     pub name: String,
@@ -26,6 +28,7 @@ pub struct Tenant {
 
 /// The create answer: the tenant and its first admin key, shown this once.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CreatedTenant {
     #[serde(flatten)]
     pub tenant: Tenant,

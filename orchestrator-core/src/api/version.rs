@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// The server's release and the API version it serves.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ServerVersion {
     /// The server's release, e.g. `0.1.0` (semantic versioning).
     pub version: String,

@@ -8,6 +8,7 @@ macro_rules! wire_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Serialize, ::serde::Deserialize)]
+        #[cfg_attr(feature = "schema", derive(::schemars::JsonSchema))]
         pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),+ }
 
         impl $name {

@@ -28,6 +28,7 @@ use uuid::Uuid;
 
 /// A frame the server sends on the worker channel.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type")]
 pub enum ServerMessage {
     #[serde(rename = "connection.ready")]
@@ -50,6 +51,7 @@ pub enum ServerMessage {
 
 /// A frame a worker sends on the worker channel.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", deny_unknown_fields)]
 pub enum WorkerMessage {
     #[serde(rename = "task.assignment_ack")]
@@ -75,6 +77,7 @@ pub enum WorkerMessage {
 
 /// What a `worker.signal` asks of the worker.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum SignalKind {
     /// Finish the held tasks, take no new ones.
@@ -94,6 +97,7 @@ impl SignalKind {
 
 /// `POST /workers/:id/signal` (admin, beyond the contract).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SignalWorker {
     pub signal: SignalKind,
@@ -105,6 +109,7 @@ pub struct SignalWorker {
 /// `worker.signal` event (`event_id`) and delivered to the worker's open
 /// channels, on any replica.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SignalSent {
     pub worker_id: Uuid,
     pub signal: SignalKind,

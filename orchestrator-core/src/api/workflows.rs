@@ -8,6 +8,7 @@ use uuid::Uuid;
 
 /// Workflow states (decisions §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WorkflowState {
     Pending,
@@ -49,6 +50,7 @@ impl WorkflowState {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum LiveVisibilityMode {
     #[default]
@@ -57,6 +59,7 @@ pub enum LiveVisibilityMode {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum InheritancePolicy {
     /// Carry forward the prior run's parameters, input packet and settings.
@@ -67,6 +70,7 @@ pub enum InheritancePolicy {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,6 +82,7 @@ pub struct Budget {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct InputFile {
     pub file_name: String,
@@ -87,6 +92,7 @@ pub struct InputFile {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct InitialInputPacket {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,6 +105,7 @@ pub struct InitialInputPacket {
 
 /// `POST /workflows`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateWorkflow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +129,7 @@ pub struct CreateWorkflow {
 
 /// The workflow record.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Workflow {
     pub id: Uuid,
     pub workspace_id: Uuid,
@@ -149,6 +157,7 @@ pub struct Workflow {
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkItemSummary {
     pub total_work_items: i64,
     pub open_work_item_count: i64,
@@ -161,6 +170,7 @@ pub struct WorkItemSummary {
 
 /// A workflow list item: the record plus names and counts.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkflowListItem {
     #[serde(flatten)]
     pub workflow: Workflow,
@@ -173,6 +183,7 @@ pub struct WorkflowListItem {
 
 /// `GET /workflows` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowFilter {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,6 +202,7 @@ pub struct WorkflowFilter {
 
 /// A stage projection.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkflowStage {
     pub name: String,
     pub position: i64,
@@ -204,6 +216,7 @@ pub struct WorkflowStage {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkItem {
     pub id: Uuid,
     pub workflow_id: Uuid,
@@ -221,6 +234,7 @@ pub struct WorkItem {
 
 /// `POST /workflows/:id/work-items`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateWorkItem {
     pub title: String,
@@ -240,6 +254,7 @@ pub struct CreateWorkItem {
 
 /// `PATCH /workflows/:id/work-items/:work_item_id`: at least one field.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UpdateWorkItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -258,6 +273,7 @@ pub struct UpdateWorkItem {
 
 /// An activation: a wake-up of the workflow's orchestration logic.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Activation {
     pub id: Uuid,
     pub workflow_id: Uuid,
@@ -278,6 +294,7 @@ pub struct Activation {
 
 /// `POST /workflows/:id/activations`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EnqueueActivation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -293,6 +310,7 @@ pub struct EnqueueActivation {
 /// `{id, applied}`: `applied` is false when a `request_id` replay found the
 /// write already done.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Applied {
     pub id: Uuid,
     pub applied: bool,
@@ -300,6 +318,7 @@ pub struct Applied {
 
 /// `POST /workflows/:id/redrives`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RedriveWorkflow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -328,6 +347,7 @@ pub struct RedriveWorkflow {
 
 /// The workflow detail.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkflowDetail {
     #[serde(flatten)]
     pub workflow: Workflow,
@@ -339,6 +359,7 @@ pub struct WorkflowDetail {
 
 /// One board column.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BoardColumn {
     /// The column's key: `inbox`, `active`, `blocked` or `done`.
     pub id: String,
@@ -352,6 +373,7 @@ pub struct BoardColumn {
 /// default columns `inbox`, `active`, `blocked`, `done` with their work
 /// items (oldest first).
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Board {
     /// The workflow the board belongs to.
     pub workflow_id: Uuid,
@@ -363,6 +385,7 @@ pub struct Board {
 
 /// `POST /workflows/:id/pause|resume|cancel`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -373,6 +396,7 @@ pub struct WorkflowAction {
 
 /// `GET /workflows/:id/events` query.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowEventQuery {
     /// Comma-separated event types.
@@ -403,6 +427,7 @@ pub struct WorkflowEventQuery {
 /// page as a string (the `after` given, `"0"` when none, on an empty page);
 /// `has_more` whether more events follow.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EventFeed {
     pub events: Vec<Event>,
     pub next_after: Option<String>,
@@ -411,6 +436,7 @@ pub struct EventFeed {
 
 /// `POST /workspaces/:id/planning-workflow`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PlanningWorkflow {
     pub brief: String,

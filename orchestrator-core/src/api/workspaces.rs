@@ -11,6 +11,7 @@ pub const MAX_MEMORY_BYTES: usize = 1024 * 1024;
 
 /// Workflow counts of a workspace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceSummary {
     pub workflow_count: i64,
     /// Workflows not yet completed, failed or cancelled.
@@ -20,6 +21,7 @@ pub struct WorkspaceSummary {
 /// A workspace record. The git token is never returned; `git_token_configured`
 /// says whether one is stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Workspace {
     pub id: Uuid,
     pub name: String,
@@ -38,6 +40,7 @@ pub struct Workspace {
 
 /// `POST /workspaces`. Only `name` is required.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateWorkspace {
     pub name: String,
@@ -66,6 +69,7 @@ pub struct CreateWorkspace {
 /// `PATCH /workspaces/:id`: at least one field. An empty `repository_url`
 /// or `default_branch` clears it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PatchWorkspace {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -101,6 +105,7 @@ impl PatchWorkspace {
 
 /// `GET /workspaces` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceFilter {
     /// Case-insensitive substring of name, slug or description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -111,6 +116,7 @@ pub struct WorkspaceFilter {
 
 /// `PATCH /workspaces/:id/memory`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SetMemory {
     pub key: String,
@@ -127,6 +133,7 @@ pub const MAX_BATCH_FILES: usize = 10;
 /// `GET /workspaces/:id/spec`: a version of the workspace spec. Version 0
 /// (all objects empty) when none was ever put.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceSpec {
     pub workspace_id: Uuid,
     pub version: i32,
@@ -140,6 +147,7 @@ pub struct WorkspaceSpec {
 
 /// `PUT /workspaces/:id/spec`: every part is a JSON object; an absent part is `{}`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PutWorkspaceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -158,6 +166,7 @@ pub struct PutWorkspaceSpec {
 
 /// One file to upload (`POST /workspaces/:id/files`, and each item of a batch).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FileUpload {
     pub file_name: String,
@@ -178,6 +187,7 @@ pub struct FileUpload {
 
 /// `POST /workspaces/:id/files/batch`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BatchUpload {
     pub files: Vec<FileUpload>,
@@ -187,6 +197,7 @@ pub struct BatchUpload {
 
 /// A stored workspace file (never its bytes; fetch `download_url`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceFile {
     pub id: Uuid,
     pub workspace_id: Uuid,
@@ -206,6 +217,7 @@ pub struct WorkspaceFile {
 
 /// An artifact: a file a task produced, as the explorer lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Artifact {
     pub id: Uuid,
     pub workspace_id: Option<Uuid>,
@@ -230,6 +242,7 @@ pub struct Artifact {
 /// `POST /workspaces/:id/artifacts` (admin; beyond the contract): a file item
 /// plus optional linkage.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UploadArtifact {
     pub file_name: String,
@@ -258,6 +271,7 @@ pub struct UploadArtifact {
 /// `file_name` or `size_bytes`, ascending, or descending with a leading `-`
 /// (default `-created_at`, newest first).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ArtifactFilter {
     /// Case-insensitive substring of file name, key or description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -289,6 +303,7 @@ pub struct ArtifactFilter {
 
 /// What `verify-git-access` does with the stored token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum GitTokenMode {
     /// Use (and keep) the stored token.
@@ -302,6 +317,7 @@ pub enum GitTokenMode {
 
 /// `POST /workspaces/:id/verify-git-access`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VerifyGitAccess {
     pub repository_url: String,
@@ -318,6 +334,7 @@ pub struct VerifyGitAccess {
 /// stores the URL, branch and token change); a failing one answers `400
 /// VERIFICATION_FAILED` with it in `error.details` and stores nothing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GitVerification {
     pub reachable: bool,
     /// The URL checked (credentials never appear in it).

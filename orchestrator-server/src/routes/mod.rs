@@ -133,6 +133,10 @@ pub(crate) fn table() -> Vec<Route> {
         Route::public(M::GET, "/readyz", health::ready).unlimited(),
         Route::public(M::GET, "/api/v1/version", health::version).unlimited(),
         Route::scoped(M::GET, "/metrics", Admin, crate::metrics::scrape).unlimited(),
+        // The generated OpenAPI document and its reference page (issue 15)
+        Route::public(M::GET, "/api/v1/openapi.json", crate::openapi::openapi_json).unlimited(),
+        Route::public(M::GET, "/api/docs", crate::openapi::docs_page).unlimited(),
+        Route::public(M::GET, "/api/docs/{asset}", crate::openapi::docs_asset).unlimited(),
         // Authentication
         Route::public(M::POST, "/api/v1/auth/token", auth::token),
         Route::public(M::POST, "/api/v1/auth/login", auth::token),
