@@ -87,7 +87,9 @@ pub async fn run(global: &GlobalOpts, command: CatalogCommand) -> anyhow::Result
         CatalogCommand::Show(args) => {
             let detail = catalog.get(&args.id).await?;
             match format {
-                OutputFormat::Json => output::emit(format, &detail, || table(&[])),
+                OutputFormat::Json | OutputFormat::Yaml => {
+                    output::emit(format, &detail, || table(&[]))
+                }
                 OutputFormat::Table => {
                     output::emit(format, &detail, || {
                         fields(&[

@@ -23,6 +23,9 @@ pub mod a2a;
 pub mod acp;
 pub mod settings;
 
+// Profiles and sessions (issue 15)
+pub mod profiles;
+
 use crate::cli::{Cli, Command};
 use crate::config;
 use crate::output::{self, fields, opt};
@@ -67,6 +70,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::A2a(command) => a2a::run(&global, command).await,
         Command::Acp(command) => acp::run(&global, command).await,
         Command::Settings(command) => settings::run(&global, command).await,
+        // Profiles and sessions (issue 15)
+        Command::Profiles(command) => profiles::run(&global, command).await,
+        Command::Logout => profiles::logout(&global).await,
+        Command::Auth(command) => profiles::run_auth(&global, command).await,
     }
 }
 
