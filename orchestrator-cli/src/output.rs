@@ -116,12 +116,6 @@ pub fn select<'v>(value: &'v Value, path: &str) -> Vec<&'v Value> {
         .collect()
 }
 
-/// Whether colour may be used on stdout: a terminal and `NO_COLOR` unset.
-#[allow(dead_code)]
-pub fn colour_on_stdout() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 /// Asks before a destructive operation: `--yes` goes ahead; on a terminal
 /// the user types `y`; without a terminal (and no `--yes`) it refuses.
 pub fn confirm(yes: bool, what: &str) -> anyhow::Result<()> {

@@ -195,14 +195,7 @@ async fn destructive_commands_ask_and_refuse_without_a_terminal() {
         &orch_admin(
             &server,
             dir.path(),
-            &[
-                "workflows",
-                "get",
-                &id,
-                "--watch",
-                "--field",
-                "state",
-            ],
+            &["workflows", "get", &id, "--watch", "--field", "state"],
         )
         .await,
     );
@@ -501,6 +494,26 @@ async fn task_and_log_commands_for_routes_the_cli_lacked() {
             .unwrap()
             .iter()
             .any(|o| o == "cli.ingest")
+    );
+    let specialists = json(
+        &orch_admin(
+            &server,
+            dir.path(),
+            &["catalog", "specialists", "--all", "-o", "json"],
+        )
+        .await,
+    );
+    assert!(specialists["items"].is_array());
+    let skills = json(&orch_admin(&server, dir.path(), &["catalog", "skills", "-o", "json"]).await);
+    assert!(skills["items"].is_array());
+    // claim-credentials reaches the route: no handle is the server's 400.
+    let id = create_tasks(&server, 1).await.remove(0);
+    let claim = orch_admin(&server, dir.path(), &["tasks", "claim-credentials", &id]).await;
+    assert_eq!(claim.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&claim.stderr).starts_with("error: VALIDATION_ERROR (400)"),
+        "{}",
+        String::from_utf8_lossy(&claim.stderr)
     );
     for helper in ["roles", "actors", "workflows"] {
         let out = json(&orch_admin(&server, dir.path(), &["logs", helper, "-o", "json"]).await);

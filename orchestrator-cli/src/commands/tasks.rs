@@ -29,6 +29,18 @@ pub enum TasksCommand {
     /// Branches and pull requests a task reported (`GET /tasks/:id/git`).
     #[command(after_help = "Example:\n  orch tasks git 3f6c… -o json")]
     Git(IdArg),
+    /// Record a handoff for a task (`POST /tasks/:id/handoffs`).
+    #[command(
+        after_help = "Example:\n  orch tasks handoff 3f6c… --summary \"API done, docs left\""
+    )]
+    Handoff(HandoffArgs),
+    /// Resolve claim handles into credential values (as the task's
+    /// assignee; `POST /tasks/:id/claim-credentials`).
+    #[command(
+        name = "claim-credentials",
+        after_help = "Example:\n  orch tasks claim-credentials 3f6c… --llm-api-key-handle claim_… -o json"
+    )]
+    ClaimCredentials(ClaimCredentialsArgs),
     /// The handoffs of a task, oldest first.
     #[command(after_help = "Example:\n  orch tasks handoffs 3f6c…")]
     Handoffs(IdArg),
@@ -95,6 +107,34 @@ pub struct WatchArgs {
     /// Only events after this event id.
     #[arg(long)]
     pub after: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct HandoffArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub summary: String,
+    /// JSON: what changed.
+    #[arg(long)]
+    pub changes: Option<String>,
+    /// JSON: what is left.
+    #[arg(long)]
+    pub remaining: Option<String>,
+    /// The agent handing off (when the key is not the agent's).
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimCredentialsArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub llm_api_key_handle: Option<String>,
+    #[arg(long)]
+    pub llm_extra_headers_handle: Option<String>,
+    /// Repeatable.
+    #[arg(long = "mcp-handle")]
+    pub mcp_handles: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -337,6 +377,54 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                     ("linked_prs", git.linked_prs.to_string()),
                 ])
             });
+            return Ok(());
+        }
+        TasksCommand::Handoff(args) => {
+            let handoff = tasks
+                .handoff(
+                    args.id,
+                    &orchestrator_client::api::CreateHandoff {
+                        summary: args.summary,
+                        changes: json_arg(args.changes)?,
+                        remaining_items: json_arg(args.remaining)?,
+                        agent_id: args.agent,
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            output::emit(global.format(), &handoff, || {
+                let value = serde_json::to_value(&handoff).unwrap_or_default();
+                fields(&[
+                    ("id", value["id"].as_str().unwrap_or("-").to_owned()),
+                    (
+                        "summary",
+                        value["summary"].as_str().unwrap_or("-").to_owned(),
+                    ),
+                ])
+            });
+            return Ok(());
+        }
+        TasksCommand::ClaimCredentials(args) => {
+            let claimed = tasks
+                .claim_credentials(
+                    args.id,
+                    &orchestrator_client::api::ClaimCredentials {
+                        llm_api_key_claim_handle: args.llm_api_key_handle,
+                        llm_extra_headers_claim_handle: args.llm_extra_headers_handle,
+                        mcp_claim_handles: (!args.mcp_handles.is_empty())
+                            .then_some(args.mcp_handles),
+                    },
+                )
+                .await?;
+            output::emit(
+                if global.format() == crate::cli::OutputFormat::Table {
+                    crate::cli::OutputFormat::Json
+                } else {
+                    global.format()
+                },
+                &claimed,
+                || table(&[]),
+            );
             return Ok(());
         }
         TasksCommand::Handoffs(args) => {
