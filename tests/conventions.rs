@@ -476,12 +476,12 @@ async fn the_rate_limiter_answers_429_with_retry_after() {
 async fn health_and_readiness() {
     let server = TestServer::start().await;
     assert_eq!(
-        server.anonymous().health().live().await.unwrap()["status"],
+        server.anonymous().health().live().await.unwrap().status,
         "ok"
     );
     let ready = server.anonymous().health().ready().await.unwrap();
-    assert_eq!(ready["status"], "ready");
-    assert_eq!(ready["database"], orchestrator_tests::backend());
+    assert_eq!(ready.status, "ready");
+    assert_eq!(ready.database, orchestrator_tests::backend());
 }
 
 #[tokio::test]

@@ -33,12 +33,21 @@ pub struct GlobalOpts {
     /// Saved profile to use.
     #[arg(long, global = true, env = "ORCH_PROFILE")]
     pub profile: Option<String>,
-    /// Output format.
+    /// Output format: a table (default), JSON or YAML.
     #[arg(short = 'o', long = "output", global = true, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
     /// Short for `-o json`.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print only this field of the result, one value a line: a dot path
+    /// into the JSON (`id`, `workflow.state`, `items.0.id`). On a list,
+    /// the path applies to each item (`--field id` prints every id).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub field: Option<String>,
+    /// Answer yes to confirmations (needed for destructive commands when
+    /// stdin is not a terminal).
+    #[arg(short = 'y', long, global = true)]
+    pub yes: bool,
 }
 
 impl GlobalOpts {
@@ -51,7 +60,7 @@ impl GlobalOpts {
     }
 }
 
-/// `--page` and `--per-page`, shared by every list command.
+/// `--page`, `--per-page`, `--all` and `--limit`, shared by every list command.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct PageArgs {
     #[arg(long, default_value_t = 1)]
@@ -59,11 +68,60 @@ pub struct PageArgs {
     /// At most 100.
     #[arg(long, default_value_t = 20)]
     pub per_page: u32,
+    /// Every item: read page after page until the end.
+    #[arg(long, conflicts_with = "limit")]
+    pub all: bool,
+    /// At most N items, read page after page from `--page`.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
 }
 
 impl PageArgs {
     pub fn request(self) -> orchestrator_client::api::PageRequest {
         orchestrator_client::api::PageRequest::new(self.page, self.per_page)
+    }
+
+    /// One page, or with `--all`/`--limit` the pages after it gathered into
+    /// one (its `total` is the server's, `per_page` the items returned).
+    pub async fn fetch<T, F, Fut>(
+        self,
+        mut fetch: F,
+    ) -> orchestrator_client::Result<orchestrator_client::api::Page<T>>
+    where
+        F: FnMut(orchestrator_client::api::PageRequest) -> Fut,
+        Fut: std::future::Future<
+                Output = orchestrator_client::Result<orchestrator_client::api::Page<T>>,
+            >,
+    {
+        use orchestrator_client::api::{Page, PageRequest};
+        let cap = match (self.all, self.limit) {
+            (true, _) => u64::MAX,
+            (false, Some(limit)) => limit,
+            (false, None) => return fetch(self.request()).await,
+        };
+        let per_page = if self.all { 100 } else { self.per_page.max(1) };
+        let mut number = self.page.max(1);
+        let mut items = Vec::new();
+        let mut total = 0;
+        while (items.len() as u64) < cap {
+            let page = fetch(PageRequest::new(number, per_page)).await?;
+            total = page.total;
+            let done = page.items.is_empty()
+                || u64::from(page.page) * u64::from(page.per_page) >= page.total;
+            items.extend(page.items);
+            if done {
+                break;
+            }
+            number += 1;
+        }
+        items.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+        let returned = u32::try_from(items.len()).unwrap_or(u32::MAX);
+        Ok(Page {
+            items,
+            total,
+            page: self.page.max(1),
+            per_page: returned,
+        })
     }
 }
 
@@ -71,6 +129,7 @@ impl PageArgs {
 pub enum OutputFormat {
     Table,
     Json,
+    Yaml,
 }
 
 #[derive(Debug, Subcommand)]
@@ -145,10 +204,99 @@ pub enum Command {
     /// Remote MCP servers, verified before they are stored (admin).
     #[command(subcommand)]
     Mcp(crate::commands::mcp::McpCommand),
+    // Profiles and sessions (issue 15)
+    /// Saved profiles: list, switch, delete.
+    #[command(subcommand)]
+    Profiles(crate::commands::profiles::ProfilesCommand),
+    /// Revoke the profile's saved session and remove its credential.
+    #[command(after_help = "Example:\n  orch logout --profile staging")]
+    Logout,
+    /// Session routes: refresh an access token, end a session.
+    #[command(subcommand)]
+    Auth(crate::commands::profiles::AuthCommand),
+}
+
+/// The command line with an example in every command's help: commands
+/// that give none get one built from their required arguments.
+pub fn with_examples(command: clap::Command) -> clap::Command {
+    fn visit(mut command: clap::Command, path: &str) -> clap::Command {
+        let names: Vec<String> = command
+            .get_subcommands()
+            .map(|s| s.get_name().to_owned())
+            .collect();
+        for name in names {
+            let sub_path = format!("{path} {name}");
+            command = command.mut_subcommand(&name, |sub| visit(sub, &sub_path));
+        }
+        if command.get_subcommands().next().is_some() || path == "orch" {
+            if command.get_after_help().is_none() {
+                let first = command
+                    .get_subcommands()
+                    .find(|s| s.get_name() != "help")
+                    .map(|s| s.get_name().to_owned());
+                if let Some(first) = first {
+                    command = command.after_help(format!("Example:\n  {path} {first} --help"));
+                }
+            }
+            return command;
+        }
+        let documented = command.get_after_help().is_some()
+            || command
+                .get_long_about()
+                .is_some_and(|a| a.to_string().contains("Example"))
+            || command
+                .get_about()
+                .is_some_and(|a| a.to_string().contains("Example"));
+        if documented {
+            return command;
+        }
+        let mut example = path.to_owned();
+        for arg in command.get_arguments() {
+            if arg.is_global_set() || !arg.is_required_set() {
+                continue;
+            }
+            let value = arg
+                .get_value_names()
+                .and_then(|names| names.first())
+                .map_or_else(|| arg.get_id().as_str().to_uppercase(), |n| n.to_string());
+            match arg.get_long() {
+                Some(long) => example.push_str(&format!(" --{long} <{value}>")),
+                None => example.push_str(&format!(" <{value}>")),
+            }
+        }
+        command.after_help(format!("Example:\n  {example}"))
+    }
+    visit(command, "orch")
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_command_has_an_example() {
+        fn check(command: &clap::Command, path: &str) {
+            let help = command
+                .get_after_help()
+                .map(|h| h.to_string())
+                .unwrap_or_default()
+                + &command
+                    .get_long_about()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default()
+                + &command
+                    .get_about()
+                    .map(|h| h.to_string())
+                    .unwrap_or_default();
+            assert!(help.contains("Example"), "`{path}` has no example");
+            for sub in command.get_subcommands() {
+                if sub.get_name() != "help" {
+                    check(sub, &format!("{path} {}", sub.get_name()));
+                }
+            }
+        }
+        use clap::CommandFactory;
+        check(&super::with_examples(super::Cli::command()), "orch");
+    }
+
     #[test]
     fn the_command_line_is_consistent() {
         use clap::CommandFactory;

@@ -22,7 +22,12 @@ pub struct ConfigFile {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Profile {
     pub url: String,
+    /// Empty after `orch logout`.
+    #[serde(default)]
     pub api_key: String,
+    /// A session's refresh token (`orch login --session`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<String>,
 }
 
 pub fn path() -> Result<PathBuf> {
@@ -125,6 +130,7 @@ pub fn client(global: &GlobalOpts) -> Result<Client> {
         .api_key
         .clone()
         .or_else(|| profile.map(|p| p.api_key.clone()))
+        .filter(|key| !key.is_empty())
     else {
         bail!("no credential: run `orch login`, or set ORCH_API_KEY / --api-key");
     };

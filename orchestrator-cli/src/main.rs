@@ -11,12 +11,17 @@ mod commands;
 mod config;
 mod output;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let matches = cli::with_examples(cli::Cli::command()).get_matches();
+    let cli = match cli::Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    output::set_field(cli.global.field.clone());
     match commands::run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => output::report_error(&error),

@@ -92,7 +92,14 @@ async fn login_whoami_and_key_management_through_the_binary() {
             .any(|k| k["id"] == id.as_str())
     );
     assert!(server.client(&key).auth().me().await.is_ok());
-    let revoked = json(&orch(&config, &[], &["api-keys", "revoke", &id, "-o", "json"]).await);
+    let revoked = json(
+        &orch(
+            &config,
+            &[],
+            &["api-keys", "revoke", &id, "--yes", "-o", "json"],
+        )
+        .await,
+    );
     assert!(revoked["revoked_at"].is_string());
     assert_eq!(
         server.client(&key).auth().me().await.unwrap_err().status(),
@@ -100,7 +107,12 @@ async fn login_whoami_and_key_management_through_the_binary() {
     );
 
     // Exit codes: 3 for a refused credential or scope, 4 for not found.
-    let forbidden = orch(&config, &[], &["tenants", "create", "--name", "Nope"]).await;
+    let forbidden = orch(
+        &config,
+        &[],
+        &["tenants", "create", "--name", "Nope", "--yes"],
+    )
+    .await;
     assert_eq!(
         forbidden.status.code(),
         Some(3),
@@ -111,7 +123,12 @@ async fn login_whoami_and_key_management_through_the_binary() {
     let missing = orch(
         &config,
         &[],
-        &["api-keys", "revoke", "00000000-0000-0000-0000-000000000009"],
+        &[
+            "api-keys",
+            "revoke",
+            "00000000-0000-0000-0000-000000000009",
+            "-y",
+        ],
     )
     .await;
     assert_eq!(missing.status.code(), Some(4));
@@ -130,7 +147,15 @@ async fn login_whoami_and_key_management_through_the_binary() {
         &orch(
             &config,
             &[("ORCH_API_KEY", &server.service_key)],
-            &["tenants", "create", "--name", "Acme Labs", "-o", "json"],
+            &[
+                "tenants",
+                "create",
+                "--name",
+                "Acme Labs",
+                "-o",
+                "json",
+                "--yes",
+            ],
         )
         .await,
     );

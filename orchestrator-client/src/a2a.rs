@@ -1,13 +1,14 @@
 //! A2A ingress: the agent card, submission, the A2A task view and its
 //! status stream.
 
-use crate::client::{Client, M, decode};
+use crate::client::{Client, JsonWithRequestId, M, decode};
 use crate::error::{Error, Result};
 use crate::sse;
 use futures_util::stream::{BoxStream, StreamExt};
 use orchestrator_core::api::{A2aTask, A2aTaskEvent, AgentCard, SubmitA2aTask};
 use uuid::Uuid;
 
+/// The `A2a` routes: get one from [`Client::a2a`](crate::Client::a2a).
 pub struct A2a<'c> {
     pub(crate) client: &'c Client,
 }
@@ -17,17 +18,15 @@ pub struct A2a<'c> {
 pub struct A2aStreamItem {
     /// The event id (pass as `last_event_id` to resume after it).
     pub id: Option<String>,
+    /// The event.
     pub event: A2aTaskEvent,
 }
 
 impl A2a<'_> {
     /// `GET /.well-known/agent.json` (needs no credential).
     pub async fn card(&self) -> Result<AgentCard> {
-        let response = self
-            .client
-            .request(M::GET, "/.well-known/agent.json")
-            .send()
-            .await?;
+        let builder = self.client.request(M::GET, "/.well-known/agent.json");
+        let response = self.client.send(builder).await?;
         decode(response).await
     }
 
@@ -37,7 +36,7 @@ impl A2a<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/a2a/tasks")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }

@@ -8,6 +8,7 @@ use orchestrator_core::api::{
 };
 use uuid::Uuid;
 
+/// The `Acp` routes: get one from [`Client::acp`](crate::Client::acp).
 pub struct Acp<'c> {
     pub(crate) client: &'c Client,
 }

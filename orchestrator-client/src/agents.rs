@@ -1,14 +1,16 @@
 //! `/agents` and `/workers`.
 
-use crate::client::{Client, M, page_query};
+use crate::client::{Client, JsonWithRequestId, M, page_query};
 use crate::error::Result;
+use crate::paging;
+use futures_util::stream::BoxStream;
 use orchestrator_core::api::{
     Agent, HeartbeatAck, Page, PageRequest, RegisterAgent, RegisterWorker, RegisteredWorker, Task,
-    Worker, WorkerHeartbeat, WorkerNext,
+    Worker, WorkerHeartbeat, WorkerHeartbeatAck, WorkerNext,
 };
-use serde_json::Value;
 use uuid::Uuid;
 
+/// The `Agents` routes: get one from [`Client::agents`](crate::Client::agents).
 pub struct Agents<'c> {
     pub(crate) client: &'c Client,
 }
@@ -20,7 +22,7 @@ impl Agents<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/agents/register")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -54,6 +56,7 @@ impl Agents<'_> {
     }
 }
 
+/// The `Workers` routes: get one from [`Client::workers`](crate::Client::workers).
 pub struct Workers<'c> {
     pub(crate) client: &'c Client,
 }
@@ -65,13 +68,17 @@ impl Workers<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/workers/register")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
 
     /// `POST /workers/:id/heartbeat`.
-    pub async fn heartbeat(&self, id: Uuid, request: &WorkerHeartbeat) -> Result<Value> {
+    pub async fn heartbeat(
+        &self,
+        id: Uuid,
+        request: &WorkerHeartbeat,
+    ) -> Result<WorkerHeartbeatAck> {
         self.client
             .data(
                 self.client
@@ -111,5 +118,29 @@ impl Workers<'_> {
                     .request(M::GET, &format!("/api/v1/workers/{id}")),
             )
             .await
+    }
+}
+
+impl Agents<'_> {
+    /// Every agent, read page after page (100 at a time) as one
+    /// stream; an error ends it.
+    pub fn list_all(&self) -> BoxStream<'static, Result<Agent>> {
+        let client = self.client.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            async move { client.agents().list(page).await }
+        })
+    }
+}
+
+impl Workers<'_> {
+    /// Every worker, read page after page (100 at a time) as one
+    /// stream; an error ends it.
+    pub fn list_all(&self) -> BoxStream<'static, Result<Worker>> {
+        let client = self.client.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            async move { client.workers().list(page).await }
+        })
     }
 }

@@ -1,10 +1,13 @@
 //! `/api-keys`.
 
-use crate::client::{Client, M, page_query};
+use crate::client::{Client, JsonWithRequestId, M, page_query};
 use crate::error::Result;
+use crate::paging;
+use futures_util::stream::BoxStream;
 use orchestrator_core::api::{ApiKey, CreateApiKey, CreatedApiKey, Page, PageRequest};
 use uuid::Uuid;
 
+/// The `ApiKeys` routes: get one from [`Client::api_keys`](crate::Client::api_keys).
 pub struct ApiKeys<'c> {
     pub(crate) client: &'c Client,
 }
@@ -27,7 +30,7 @@ impl ApiKeys<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/api-keys")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -40,5 +43,17 @@ impl ApiKeys<'_> {
                     .request(M::DELETE, &format!("/api/v1/api-keys/{id}")),
             )
             .await
+    }
+}
+
+impl ApiKeys<'_> {
+    /// Every API key, read page after page (100 at a time) as one
+    /// stream; an error ends it.
+    pub fn list_all(&self) -> BoxStream<'static, Result<ApiKey>> {
+        let client = self.client.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            async move { client.api_keys().list(page).await }
+        })
     }
 }

@@ -6,6 +6,7 @@ use orchestrator_core::api::{
     DataEnvelope, LoggedOut, Me, RefreshResponse, TokenRequest, TokenResponse,
 };
 
+/// The `Auth` routes: get one from [`Client::auth`](crate::Client::auth).
 pub struct Auth<'c> {
     pub(crate) client: &'c Client,
 }
@@ -14,10 +15,15 @@ pub struct Auth<'c> {
 /// token and, read from the `Set-Cookie` headers, the refresh and CSRF tokens.
 #[derive(Debug, Clone)]
 pub struct Session {
+    /// The access token (bearer).
     pub token: String,
+    /// When the access token expires.
     pub expires_at: orchestrator_core::api::Timestamp,
+    /// When the refresh token expires.
     pub refresh_expires_at: orchestrator_core::api::Timestamp,
+    /// The refresh token (from the `Set-Cookie` header).
     pub refresh_token: Option<String>,
+    /// The CSRF token (from the `Set-Cookie` header).
     pub csrf_token: Option<String>,
     /// The scope and tenant (present on the exchange, not on a refresh).
     pub exchange: Option<TokenResponse>,
@@ -30,12 +36,11 @@ impl Auth<'_> {
             api_key: api_key.to_owned(),
             persistent_session: Some(persistent_session),
         };
-        let response = self
+        let builder = self
             .client
             .request(M::POST, "/api/v1/auth/token")
-            .json(&body)
-            .send()
-            .await?;
+            .json(&body);
+        let response = self.client.send(builder).await?;
         let (refresh_token, csrf_token) = session_cookies(&response);
         let data: TokenResponse = decode::<DataEnvelope<TokenResponse>>(response).await?.data;
         Ok(Session {
@@ -57,11 +62,10 @@ impl Auth<'_> {
 
     /// `POST /auth/refresh` with a refresh token as the bearer.
     pub async fn refresh(&self, refresh_token: &str) -> Result<Session> {
-        let response = self
-            .client
-            .request_with_bearer(M::POST, "/api/v1/auth/refresh", refresh_token)
-            .send()
-            .await?;
+        let builder =
+            self.client
+                .request_with_bearer(M::POST, "/api/v1/auth/refresh", refresh_token);
+        let response = self.client.send(builder).await?;
         let (new_refresh, csrf_token) = session_cookies(&response);
         let data: RefreshResponse = decode::<DataEnvelope<RefreshResponse>>(response)
             .await?

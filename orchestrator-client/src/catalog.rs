@@ -1,12 +1,13 @@
 //! `/community-catalog/playbooks`, and the tenant's `/specialists` and `/skills`.
 
-use crate::client::{Client, M, page_query};
+use crate::client::{Client, JsonWithRequestId, M, page_query};
 use crate::error::Result;
 use orchestrator_core::api::catalog::{
     CatalogDetail, CatalogEntry, ImportPreview, ImportRequest, ImportResult, LibraryItem,
 };
 use orchestrator_core::api::{Page, PageRequest};
 
+/// The `Catalog` routes: get one from [`Client::catalog`](crate::Client::catalog).
 pub struct Catalog<'c> {
     pub(crate) client: &'c Client,
 }
@@ -54,7 +55,7 @@ impl Catalog<'_> {
             .data(
                 self.client
                     .request(M::POST, &path(id, "/import"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }

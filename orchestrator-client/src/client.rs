@@ -6,13 +6,72 @@ use orchestrator_core::api::{DataEnvelope, ErrorEnvelope, ListEnvelope, Page};
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
+use uuid::Uuid;
 
 /// A client for one deployment, with one credential. Cheap to clone.
+///
+/// Requests that are safe to repeat are retried on connection errors, `429`
+/// (after the server's `Retry-After`) and `503` with jittered exponential
+/// backoff: reads (`GET`, `HEAD`) always, writes only when their body carries
+/// a `request_id` (the server then replays instead of acting twice). See
+/// [`RetryPolicy`] and [`ClientBuilder::generate_request_ids`].
 #[derive(Debug, Clone)]
 pub struct Client {
     http: reqwest::Client,
     base: String,
     credential: Option<String>,
+    retry: RetryPolicy,
+    request_ids: bool,
+    request_timeout: Option<Duration>,
+}
+
+/// How a [`Client`] retries a request that is safe to repeat.
+///
+/// `max_attempts` counts the first try: `1` turns retries off. The wait
+/// before attempt `n + 1` is drawn between half of and the full
+/// `base_delay * 2^(n-1)` (capped at `max_delay`); a `Retry-After` from the
+/// server is waited out instead when it is longer (also capped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (at least 1).
+    pub max_attempts: u32,
+    /// The first backoff.
+    pub base_delay: Duration,
+    /// The longest single wait, `Retry-After` included.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// Three attempts, 250 ms first backoff, waits of at most 60 s.
+    fn default() -> Self {
+        Self {
+            max_attempts: 3,
+            base_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// No retries: every request is sent once.
+    pub fn none() -> Self {
+        Self {
+            max_attempts: 1,
+            ..Self::default()
+        }
+    }
+
+    /// The wait before the attempt after `attempt` (1-based), jittered.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let exp = self
+            .base_delay
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16))
+            .min(self.max_delay);
+        let half = exp / 2;
+        let spread = half.as_millis().max(1) as u64;
+        let jitter = (Uuid::new_v4().as_u128() % u128::from(spread)) as u64;
+        half + Duration::from_millis(jitter)
+    }
 }
 
 /// Options for [`Client`].
@@ -22,6 +81,8 @@ pub struct ClientBuilder {
     credential: Option<String>,
     timeout: Option<Duration>,
     connect_timeout: Duration,
+    retry: RetryPolicy,
+    request_ids: bool,
 }
 
 impl ClientBuilder {
@@ -31,17 +92,51 @@ impl ClientBuilder {
         self
     }
 
-    /// Upper bound of one request (none by default: streams stay open).
+    /// Upper bound of each request (none by default). It also bounds
+    /// streams, so leave it unset for a client that follows logs or events;
+    /// [`Client::with_timeout`] sets one for some calls only.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
+    /// Upper bound of opening a connection (10 s by default).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
+    /// The retry policy (default: [`RetryPolicy::default`]).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Attempts in all, the first included (`1` turns retries off).
+    pub fn max_attempts(mut self, attempts: u32) -> Self {
+        self.retry.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// The first backoff of the retry policy.
+    pub fn base_delay(mut self, delay: Duration) -> Self {
+        self.retry.base_delay = delay;
+        self
+    }
+
+    /// Turns retries off.
+    pub fn no_retries(self) -> Self {
+        self.retry(RetryPolicy::none())
+    }
+
+    /// When on, every write whose body has a `request_id` field and none
+    /// set gets a fresh UUID, which makes it replay-safe and so retried.
+    pub fn generate_request_ids(mut self, on: bool) -> Self {
+        self.request_ids = on;
+        self
+    }
+
+    /// The client.
     pub fn build(self) -> Result<Client> {
         install_crypto_provider();
         let base = self.base.trim_end_matches('/').to_owned();
@@ -58,6 +153,9 @@ impl ClientBuilder {
             http: http.build()?,
             base,
             credential: self.credential,
+            retry: self.retry,
+            request_ids: self.request_ids,
+            request_timeout: None,
         })
     }
 }
@@ -68,13 +166,44 @@ impl Client {
         Self::builder(base_url).build()
     }
 
+    /// Options for a client of `base_url`.
     pub fn builder(base_url: impl Into<String>) -> ClientBuilder {
         ClientBuilder {
             base: base_url.into(),
             credential: None,
             timeout: None,
             connect_timeout: Duration::from_secs(10),
+            retry: RetryPolicy::default(),
+            request_ids: false,
         }
+    }
+
+    /// This client with every request bounded by `timeout`: for one call,
+    /// `client.with_timeout(d).tasks().get(id)`.
+    pub fn with_timeout(&self, timeout: Duration) -> Self {
+        let mut client = self.clone();
+        client.request_timeout = Some(timeout);
+        client
+    }
+
+    /// This client with another retry policy (e.g. [`RetryPolicy::none`]).
+    pub fn with_retry(&self, policy: RetryPolicy) -> Self {
+        let mut client = self.clone();
+        client.retry = policy;
+        client
+    }
+
+    /// This client generating a `request_id` for writes that take one (see
+    /// [`ClientBuilder::generate_request_ids`]).
+    pub fn with_request_ids(&self, on: bool) -> Self {
+        let mut client = self.clone();
+        client.request_ids = on;
+        client
+    }
+
+    /// The retry policy in force.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        self.retry
     }
 
     /// This client with an API key as its credential.
@@ -92,6 +221,7 @@ impl Client {
         self
     }
 
+    /// The base URL, without a trailing `/`.
     pub fn base_url(&self) -> &str {
         &self.base
     }
@@ -101,50 +231,62 @@ impl Client {
         self.credential.as_deref()
     }
 
+    /// Authentication: token exchange, refresh, logout, whoami.
     pub fn auth(&self) -> Auth<'_> {
         Auth { client: self }
     }
 
+    /// API keys (admin).
     pub fn api_keys(&self) -> ApiKeys<'_> {
         ApiKeys { client: self }
     }
 
+    /// Tenants (service scope).
     pub fn tenants(&self) -> Tenants<'_> {
         Tenants { client: self }
     }
 
+    /// Platform logs.
     pub fn logs(&self) -> Logs<'_> {
         Logs { client: self }
     }
 
+    /// Entity events.
     pub fn events(&self) -> Events<'_> {
         Events { client: self }
     }
 
+    /// Health, readiness and version.
     pub fn health(&self) -> Health<'_> {
         Health { client: self }
     }
 
+    /// Agents.
     pub fn agents(&self) -> Agents<'_> {
         Agents { client: self }
     }
 
+    /// Workers.
     pub fn workers(&self) -> Workers<'_> {
         Workers { client: self }
     }
 
+    /// Tasks.
     pub fn tasks(&self) -> Tasks<'_> {
         Tasks { client: self }
     }
 
+    /// Workflows, work items, activations and stages.
     pub fn workflows(&self) -> Workflows<'_> {
         Workflows { client: self }
     }
 
+    /// Playbooks.
     pub fn playbooks(&self) -> crate::Playbooks<'_> {
         crate::Playbooks { client: self }
     }
 
+    /// Workspaces, their memory, spec, files and artifacts.
     pub fn workspaces(&self) -> crate::Workspaces<'_> {
         crate::Workspaces { client: self }
     }
@@ -159,30 +301,38 @@ impl Client {
         crate::Fleet { client: self }
     }
 
+    /// The community catalog, specialists and skills.
     pub fn catalog(&self) -> crate::Catalog<'_> {
         crate::Catalog { client: self }
     }
 
     // Integrations (A2A, ACP, claim credentials, remote MCP)
+    /// A2A task ingress.
     pub fn a2a(&self) -> crate::A2a<'_> {
         crate::A2a { client: self }
     }
 
+    /// ACP sessions.
     pub fn acp(&self) -> crate::Acp<'_> {
         crate::Acp { client: self }
     }
 
+    /// Tenant settings (admin).
     pub fn settings(&self) -> crate::Settings<'_> {
         crate::Settings { client: self }
     }
 
+    /// Remote MCP servers (admin).
     pub fn mcp_servers(&self) -> crate::McpServers<'_> {
         crate::McpServers { client: self }
     }
 
     /// A request to `path` (which starts with `/`) with the credential set.
     pub(crate) fn request(&self, method: Method, path: &str) -> RequestBuilder {
-        let builder = self.http.request(method, format!("{}{}", self.base, path));
+        let mut builder = self.http.request(method, format!("{}{}", self.base, path));
+        if let Some(timeout) = self.request_timeout {
+            builder = builder.timeout(timeout);
+        }
         match &self.credential {
             Some(credential) => builder.bearer_auth(credential),
             None => builder,
@@ -196,14 +346,75 @@ impl Client {
         path: &str,
         bearer: &str,
     ) -> RequestBuilder {
-        self.http
+        let builder = self
+            .http
             .request(method, format!("{}{}", self.base, path))
-            .bearer_auth(bearer)
+            .bearer_auth(bearer);
+        match self.request_timeout {
+            Some(timeout) => builder.timeout(timeout),
+            None => builder,
+        }
+    }
+
+    /// `builder.json(request)`, with a fresh `request_id` when the client
+    /// generates them and the request has none.
+    pub(crate) fn json<T: CarriesRequestId>(
+        &self,
+        builder: RequestBuilder,
+        request: &T,
+    ) -> RequestBuilder {
+        if self.request_ids && request.request_id().is_none() {
+            let mut request = request.clone();
+            request.set_request_id(Uuid::new_v4().to_string());
+            builder.json(&request)
+        } else {
+            builder.json(request)
+        }
+    }
+
+    /// Sends `builder`, retrying as the policy says when the request is safe
+    /// to repeat (a read, or a write with a `request_id`).
+    pub(crate) async fn send(&self, builder: RequestBuilder) -> Result<Response> {
+        let request = builder.build()?;
+        if self.retry.max_attempts <= 1 || !repeatable(&request) {
+            return Ok(self.http.execute(request).await?);
+        }
+        let mut attempt = 1;
+        loop {
+            let Some(this) = request.try_clone() else {
+                return Ok(self.http.execute(request).await?);
+            };
+            let outcome = self.http.execute(this).await;
+            let wait = match &outcome {
+                Ok(response)
+                    if matches!(
+                        response.status(),
+                        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE
+                    ) =>
+                {
+                    let backoff = self.retry.backoff(attempt);
+                    Some(
+                        retry_after(response)
+                            .map_or(backoff, |after| after.max(backoff))
+                            .min(self.retry.max_delay),
+                    )
+                }
+                Err(e) if e.is_connect() => Some(self.retry.backoff(attempt)),
+                _ => None,
+            };
+            match wait {
+                Some(wait) if attempt < self.retry.max_attempts => {
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                _ => return Ok(outcome?),
+            }
+        }
     }
 
     /// Sends and decodes `{data: T}`.
     pub(crate) async fn data<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T> {
-        let response = request.send().await?;
+        let response = self.send(request).await?;
         Ok(decode::<DataEnvelope<T>>(response).await?.data)
     }
 
@@ -213,7 +424,7 @@ impl Client {
         &self,
         request: RequestBuilder,
     ) -> Result<Option<T>> {
-        let response = request.send().await?;
+        let response = self.send(request).await?;
         if response.status() == StatusCode::NO_CONTENT {
             return Ok(None);
         }
@@ -225,7 +436,7 @@ impl Client {
         &self,
         request: RequestBuilder,
     ) -> Result<Page<T>> {
-        let response = request.send().await?;
+        let response = self.send(request).await?;
         let list = decode::<ListEnvelope<T>>(response).await?;
         Ok(Page {
             items: list.data,
@@ -235,6 +446,94 @@ impl Client {
         })
     }
 }
+
+/// Whether `request` may be sent again: a read, or a body with a
+/// `request_id` string.
+fn repeatable(request: &reqwest::Request) -> bool {
+    if matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    ) {
+        return true;
+    }
+    request
+        .body()
+        .and_then(reqwest::Body::as_bytes)
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+        .is_some_and(|body| {
+            body.get("request_id")
+                .is_some_and(serde_json::Value::is_string)
+        })
+}
+
+/// `Retry-After` in seconds.
+fn retry_after(response: &Response) -> Option<Duration> {
+    let secs: u64 = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(secs))
+}
+
+/// A request body with a `request_id` field.
+pub(crate) trait CarriesRequestId: serde::Serialize + Clone {
+    fn request_id(&self) -> Option<&str>;
+    fn set_request_id(&mut self, id: String);
+}
+
+macro_rules! carries_request_id {
+    ($($t:ty),* $(,)?) => {$(
+        impl CarriesRequestId for $t {
+            fn request_id(&self) -> Option<&str> {
+                self.request_id.as_deref()
+            }
+            fn set_request_id(&mut self, id: String) {
+                self.request_id = Some(id);
+            }
+        }
+    )*};
+}
+
+use orchestrator_core::api as w;
+carries_request_id!(
+    w::SubmitA2aTask,
+    w::RegisterAgent,
+    w::RegisterWorker,
+    w::CreateApiKey,
+    w::catalog::ImportRequest,
+    w::environments::CreateExecutionEnvironment,
+    w::environments::PatchExecutionEnvironment,
+    w::environments::CreateFromCatalog,
+    w::playbooks::CreatePlaybook,
+    w::playbooks::PatchPlaybook,
+    w::playbooks::ArchivePlaybook,
+    w::CreateTask,
+    w::CreateHandoff,
+    w::StartTask,
+    w::CompleteTask,
+    w::TaskArtifact,
+    w::FailTask,
+    w::TaskAction,
+    w::CreateTenant,
+    w::CreateWorkflow,
+    w::CreateWorkItem,
+    w::EnqueueActivation,
+    w::RedriveWorkflow,
+    w::WorkflowAction,
+    w::PlanningWorkflow,
+    w::workspaces::CreateWorkspace,
+    w::workspaces::PatchWorkspace,
+    w::workspaces::SetMemory,
+    w::workspaces::PutWorkspaceSpec,
+    w::workspaces::FileUpload,
+    w::workspaces::BatchUpload,
+    w::workspaces::UploadArtifact,
+    w::workspaces::VerifyGitAccess,
+);
 
 /// Installs the TLS crypto provider (ring) for the process, once. reqwest is
 /// built without a bundled provider to keep builds lean; call this before
@@ -278,3 +577,14 @@ pub(crate) fn page_query(page: orchestrator_core::api::PageRequest) -> [(&'stati
 }
 
 pub(crate) use reqwest::Method as M;
+
+/// `.json_id(client, request)`: [`Client::json`] in builder position.
+pub(crate) trait JsonWithRequestId {
+    fn json_id<T: CarriesRequestId>(self, client: &Client, request: &T) -> Self;
+}
+
+impl JsonWithRequestId for RequestBuilder {
+    fn json_id<T: CarriesRequestId>(self, client: &Client, request: &T) -> Self {
+        client.json(self, request)
+    }
+}

@@ -1,7 +1,9 @@
 //! `/execution-environments`.
 
-use crate::client::{Client, M, page_query};
+use crate::client::{Client, JsonWithRequestId, M, page_query};
 use crate::error::Result;
+use crate::paging;
+use futures_util::stream::BoxStream;
 use orchestrator_core::api::environments::{
     CreateExecutionEnvironment, CreateFromCatalog, EnvironmentCatalogEntry, EnvironmentFilter,
     ExecutionEnvironment, PatchExecutionEnvironment, SetSupportStatus, SupportStatus, Verification,
@@ -9,6 +11,7 @@ use orchestrator_core::api::environments::{
 use orchestrator_core::api::{Page, PageRequest};
 use uuid::Uuid;
 
+/// The `Environments` routes: get one from [`Client::environments`](crate::Client::environments).
 pub struct Environments<'c> {
     pub(crate) client: &'c Client,
 }
@@ -44,7 +47,7 @@ impl Environments<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/execution-environments")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -65,7 +68,7 @@ impl Environments<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/execution-environments/from-catalog")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -87,7 +90,7 @@ impl Environments<'_> {
             .data(
                 self.client
                     .request(M::PATCH, &Self::path(id, ""))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -120,5 +123,22 @@ impl Environments<'_> {
                     .json(&SetSupportStatus { support_status }),
             )
             .await
+    }
+}
+
+impl Environments<'_> {
+    /// Every execution environment matching `filter`, read page after page (100 at a
+    /// time) as one stream; an error ends it.
+    pub fn list_all(
+        &self,
+        filter: &EnvironmentFilter,
+    ) -> BoxStream<'static, Result<ExecutionEnvironment>> {
+        let client = self.client.clone();
+        let filter = filter.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            let filter = filter.clone();
+            async move { client.environments().list(&filter, page).await }
+        })
     }
 }

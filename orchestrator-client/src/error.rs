@@ -2,20 +2,30 @@
 
 use orchestrator_core::api::{ErrorBody, ErrorCode};
 
+/// The SDK's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
+/// Everything an SDK call can fail with.
 pub enum Error {
     /// The server answered with an error envelope.
     #[error("{status} {}: {}", .error.code, .error.message)]
     Api {
+        /// The HTTP status.
         status: u16,
+        /// The envelope's `error`: code, message, details, recovery hint.
         error: ErrorBody,
+        /// The `X-Request-Id` of the answer, to quote in a bug report.
         request_id: Option<String>,
     },
     /// The server answered with something that is not the expected shape.
     #[error("unexpected response ({status}): {message}")]
-    Decode { status: u16, message: String },
+    Decode {
+        /// The HTTP status (0 when there was none).
+        status: u16,
+        /// What did not decode, or the start of the body.
+        message: String,
+    },
     /// The request did not get an answer (connection refused, timeout, ...).
     #[error("request failed: {0}")]
     Transport(#[from] reqwest::Error),

@@ -5,6 +5,7 @@ use crate::error::Result;
 use orchestrator_core::api::fleet::{Container, ContainerFilter, FleetWorker};
 use orchestrator_core::api::{Page, PageRequest};
 
+/// The `Fleet` routes: get one from [`Client::fleet`](crate::Client::fleet).
 pub struct Fleet<'c> {
     pub(crate) client: &'c Client,
 }

@@ -2,16 +2,16 @@
 
 use crate::client::{Client, M};
 use crate::error::Result;
-use orchestrator_core::api::ServerVersion;
-use serde_json::Value;
+use orchestrator_core::api::{Liveness, Readiness, ServerVersion};
 
+/// The `Health` routes: get one from [`Client::health`](crate::Client::health).
 pub struct Health<'c> {
     pub(crate) client: &'c Client,
 }
 
 impl Health<'_> {
     /// `GET /healthz`: the process answers.
-    pub async fn live(&self) -> Result<Value> {
+    pub async fn live(&self) -> Result<Liveness> {
         self.client
             .data(self.client.request(M::GET, "/healthz"))
             .await
@@ -25,7 +25,7 @@ impl Health<'_> {
     }
 
     /// `GET /readyz`: the process and its database answer.
-    pub async fn ready(&self) -> Result<Value> {
+    pub async fn ready(&self) -> Result<Readiness> {
         self.client
             .data(self.client.request(M::GET, "/readyz"))
             .await

@@ -15,6 +15,19 @@
 //! `client.api_keys()`, ...). Request and record types are the server's own
 //! (`orchestrator_core::api`, re-exported as [`api`]). Failures are one
 //! [`Error`]; an error answered by the server carries its status and envelope.
+//!
+//! Reads, and writes that carry a `request_id`, are retried on connection
+//! errors, `429` (honouring `Retry-After`) and `503` ([`RetryPolicy`]);
+//! [`ClientBuilder::generate_request_ids`] gives every such write an id.
+//! Lists have a `list_all` that pages through everything as a `Stream`:
+//!
+//! ```no_run
+//! # async fn demo(client: orchestrator_client::Client) -> Result<(), orchestrator_client::Error> {
+//! use futures_util::TryStreamExt;
+//! let tasks: Vec<_> = client.tasks().list_all(&Default::default()).try_collect().await?;
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
 
 mod agents;
 mod api_keys;
@@ -27,6 +40,7 @@ mod events;
 mod fleet;
 mod health;
 mod logs;
+mod paging;
 mod playbooks;
 mod sse;
 mod tasks;
@@ -39,7 +53,7 @@ pub use agents::{Agents, Workers};
 pub use api_keys::ApiKeys;
 pub use auth::{Auth, Session};
 pub use catalog::Catalog;
-pub use client::{Client, ClientBuilder, install_crypto_provider};
+pub use client::{Client, ClientBuilder, RetryPolicy, install_crypto_provider};
 pub use environments::Environments;
 pub use error::{Error, Result};
 pub use events::Events;

@@ -2,6 +2,7 @@
 
 use crate::client::{Client, M, decode};
 use crate::error::{Error, Result};
+use crate::paging;
 use crate::sse::{self, SseEvent};
 use bytes::Bytes;
 use futures_util::stream::{BoxStream, StreamExt};
@@ -12,6 +13,7 @@ use orchestrator_core::api::{
 use serde::Deserialize;
 use uuid::Uuid;
 
+/// The `Logs` routes: get one from [`Client::logs`](crate::Client::logs).
 pub struct Logs<'c> {
     pub(crate) client: &'c Client,
 }
@@ -83,12 +85,11 @@ impl Logs<'_> {
 
     /// `GET /logs`: one page, newest first; follow `next_cursor` for more.
     pub async fn query(&self, query: &LogQuery) -> Result<LogPage> {
-        let response = self
+        let builder = self
             .client
             .request(M::GET, "/api/v1/logs")
-            .query(&pairs(query))
-            .send()
-            .await?;
+            .query(&pairs(query));
+        let response = self.client.send(builder).await?;
         let envelope: CursorEnvelope = decode(response).await?;
         Ok(LogPage {
             items: envelope.data,
@@ -98,11 +99,8 @@ impl Logs<'_> {
 
     /// `GET /logs/:id`; `None` when there is no such row.
     pub async fn get(&self, id: &str) -> Result<Option<LogRow>> {
-        let response = self
-            .client
-            .request(M::GET, &format!("/api/v1/logs/{id}"))
-            .send()
-            .await?;
+        let builder = self.client.request(M::GET, &format!("/api/v1/logs/{id}"));
+        let response = self.client.send(builder).await?;
         if response.status() == reqwest::StatusCode::NOT_FOUND {
             return Ok(None);
         }
@@ -165,12 +163,11 @@ impl Logs<'_> {
         let mut query = pairs(filter);
         query.push(("format".into(), format.as_str().into()));
         query.push(("order".into(), order.as_str().into()));
-        let response = self
+        let builder = self
             .client
             .request(M::GET, "/api/v1/logs/export")
-            .query(&query)
-            .send()
-            .await?;
+            .query(&query);
+        let response = self.client.send(builder).await?;
         if !response.status().is_success() {
             return Err(decode::<serde_json::Value>(response).await.err().unwrap_or(
                 Error::Decode {
@@ -233,5 +230,25 @@ fn parse_log_event(event: SseEvent) -> Result<Option<LogStreamItem>> {
                 .ts,
         ))),
         _ => Ok(None),
+    }
+}
+
+impl Logs<'_> {
+    /// Every row matching `query`, newest first, read page after page by
+    /// cursor as one stream (`query.cursor` is where it starts).
+    pub fn list_all(&self, query: &LogQuery) -> BoxStream<'static, Result<LogRow>> {
+        let client = self.client.clone();
+        let query = query.clone();
+        paging::cursors(move |cursor: Option<String>| {
+            let client = client.clone();
+            let mut query = query.clone();
+            if cursor.is_some() {
+                query.cursor = cursor;
+            }
+            async move {
+                let page = client.logs().query(&query).await?;
+                Ok((page.items, page.next_cursor))
+            }
+        })
     }
 }

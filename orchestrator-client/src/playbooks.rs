@@ -1,7 +1,9 @@
 //! `/playbooks`.
 
-use crate::client::{Client, M, page_query};
+use crate::client::{Client, JsonWithRequestId, M, page_query};
 use crate::error::Result;
+use crate::paging;
+use futures_util::stream::BoxStream;
 use orchestrator_core::api::playbooks::{
     ArchivePlaybook, CreatePlaybook, DeletedPlaybook, PatchPlaybook, Playbook,
     PlaybookDeleteImpact, PlaybookSummary,
@@ -9,6 +11,7 @@ use orchestrator_core::api::playbooks::{
 use orchestrator_core::api::{Page, PageRequest};
 use uuid::Uuid;
 
+/// The `Playbooks` routes: get one from [`Client::playbooks`](crate::Client::playbooks).
 pub struct Playbooks<'c> {
     pub(crate) client: &'c Client,
 }
@@ -31,7 +34,7 @@ impl Playbooks<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/playbooks")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -63,7 +66,7 @@ impl Playbooks<'_> {
             .data(
                 self.client
                     .request(M::PATCH, &format!("/api/v1/playbooks/{id}"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -74,7 +77,7 @@ impl Playbooks<'_> {
             .data(
                 self.client
                     .request(M::PUT, &format!("/api/v1/playbooks/{id}"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -121,5 +124,17 @@ impl Playbooks<'_> {
                     .request(M::DELETE, &format!("/api/v1/playbooks/{id}/permanent")),
             )
             .await
+    }
+}
+
+impl Playbooks<'_> {
+    /// Every playbook, read page after page (100 at a time) as one
+    /// stream; an error ends it.
+    pub fn list_all(&self) -> BoxStream<'static, Result<PlaybookSummary>> {
+        let client = self.client.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            async move { client.playbooks().list(page).await }
+        })
     }
 }

@@ -7,6 +7,7 @@ use crate::error::Result;
 use orchestrator_core::api::{Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest};
 use uuid::Uuid;
 
+/// The `/remote-mcp-servers` routes.
 pub struct McpServers<'c> {
     pub(crate) client: &'c Client,
 }

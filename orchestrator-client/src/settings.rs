@@ -4,6 +4,7 @@ use crate::client::{Client, M};
 use crate::error::Result;
 use orchestrator_core::api::{LlmSettings, PutLlmSettings};
 
+/// The `Settings` routes: get one from [`Client::settings`](crate::Client::settings).
 pub struct Settings<'c> {
     pub(crate) client: &'c Client,
 }

@@ -18,9 +18,11 @@ use std::time::Duration;
 /// One event as it came off the wire.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
+    /// The frame's `id:`, if any.
     pub id: Option<String>,
     /// `message` when the frame named none.
     pub event: String,
+    /// The frame's `data:` lines, joined by newlines.
     pub data: String,
 }
 

@@ -1,15 +1,18 @@
 //! `/tasks`.
 
-use crate::client::{Client, M, page_query};
+use crate::client::{Client, JsonWithRequestId, M, page_query};
 use crate::error::Result;
+use crate::paging;
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use orchestrator_core::api::{
-    ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, FailTask, Handoff,
-    IssueTaskToken, Page, PageRequest, StartTask, Task, TaskAction, TaskContext, TaskFilter,
-    TaskGit, TaskToken,
+    ClaimCredentials, ClaimTask, ClaimedCredentials, CompleteTask, CreateHandoff, CreateTask,
+    Event, FailTask, Handoff, IssueTaskToken, Page, PageRequest, StartTask, Task, TaskAction,
+    TaskContext, TaskFilter, TaskGit, TaskToken,
 };
-use serde_json::Value;
 use uuid::Uuid;
 
+/// The `Tasks` routes: get one from [`Client::tasks`](crate::Client::tasks).
 pub struct Tasks<'c> {
     pub(crate) client: &'c Client,
 }
@@ -17,17 +20,26 @@ pub struct Tasks<'c> {
 /// The operator operations (`POST /tasks/:id/<op>`, admin scope).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskOperation {
+    /// `retry`: a failed or cancelled task back to pending.
     Retry,
+    /// `request-changes`: a completed task back for rework.
     RequestChanges,
+    /// `reassign`: another agent or worker.
     Reassign,
+    /// `skip`: done without running.
     Skip,
+    /// `escalate`: to a human.
     Escalate,
+    /// `resolve-escalation`.
     ResolveEscalation,
+    /// `approve-output`: accept an output awaiting approval.
     ApproveOutput,
+    /// `cancel`.
     Cancel,
 }
 
 impl TaskOperation {
+    /// The route segment (`request-changes`, ...).
     pub fn path(self) -> &'static str {
         match self {
             Self::Retry => "retry",
@@ -46,7 +58,11 @@ impl Tasks<'_> {
     /// `POST /tasks`: a pending task.
     pub async fn create(&self, request: &CreateTask) -> Result<Task> {
         self.client
-            .data(self.client.request(M::POST, "/api/v1/tasks").json(request))
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/tasks")
+                    .json_id(self.client, request),
+            )
             .await
     }
 
@@ -86,7 +102,7 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/start"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -97,7 +113,7 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/complete"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -108,7 +124,7 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/fail"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -125,7 +141,7 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/{}", operation.path()))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -163,7 +179,11 @@ impl Tasks<'_> {
     }
 
     /// `POST /tasks/:id/claim-credentials`.
-    pub async fn claim_credentials(&self, id: Uuid, request: &ClaimCredentials) -> Result<Value> {
+    pub async fn claim_credentials(
+        &self,
+        id: Uuid,
+        request: &ClaimCredentials,
+    ) -> Result<ClaimedCredentials> {
         self.client
             .data(
                 self.client
@@ -191,7 +211,7 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/handoffs"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -204,5 +224,43 @@ impl Tasks<'_> {
                     .request(M::GET, &format!("/api/v1/tasks/{id}/handoffs")),
             )
             .await
+    }
+}
+
+impl Tasks<'_> {
+    /// Every task (newest first) matching `filter`, read page after page (100 at a
+    /// time) as one stream; an error ends it.
+    pub fn list_all(&self, filter: &TaskFilter) -> BoxStream<'static, Result<Task>> {
+        let client = self.client.clone();
+        let filter = filter.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            let filter = filter.clone();
+            async move { client.tasks().list(&filter, page).await }
+        })
+    }
+}
+
+impl Tasks<'_> {
+    /// `GET /tasks/:id/stream`: the task's events after `after` (all when
+    /// `None`), then live; reconnects and resumes after the last event
+    /// yielded. A task that is not streaming (not held) answers 409, which
+    /// the stream yields once and ends.
+    pub fn stream(&self, id: Uuid, after: Option<i64>) -> BoxStream<'static, Result<Event>> {
+        crate::sse::reconnecting(
+            self.client.clone(),
+            format!("/api/v1/tasks/{id}/stream"),
+            Vec::new(),
+            Some(after.unwrap_or(0).to_string()),
+        )
+        .map(|item| {
+            item.and_then(|frame| {
+                serde_json::from_str::<Event>(&frame.data).map_err(|e| crate::Error::Decode {
+                    status: 200,
+                    message: format!("bad event frame: {e}"),
+                })
+            })
+        })
+        .boxed()
     }
 }

@@ -1,7 +1,9 @@
 //! `/workflows` (with work items, activations and the event feed).
 
-use crate::client::{Client, M, decode, page_query};
+use crate::client::{Client, JsonWithRequestId, M, decode, page_query};
 use crate::error::Result;
+use crate::paging;
+use futures_util::stream::BoxStream;
 use orchestrator_core::api::{
     Activation, Applied, Board, CreateWorkItem, CreateWorkflow, EnqueueActivation, Event,
     EventFeed, Page, PageRequest, PlanningWorkflow, RailItem, RailQuery, RedriveWorkflow,
@@ -11,6 +13,7 @@ use orchestrator_core::api::{
 use serde::Deserialize;
 use uuid::Uuid;
 
+/// The `Workflows` routes: get one from [`Client::workflows`](crate::Client::workflows).
 pub struct Workflows<'c> {
     pub(crate) client: &'c Client,
 }
@@ -35,7 +38,7 @@ impl Workflows<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/workflows")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -72,19 +75,18 @@ impl Workflows<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/workflows/{id}/redrives"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
 
     /// `GET /workflows/:id/events`: oldest first after `query.after`.
     pub async fn events(&self, id: Uuid, query: &WorkflowEventQuery) -> Result<EventFeed> {
-        let response = self
+        let builder = self
             .client
             .request(M::GET, &format!("/api/v1/workflows/{id}/events"))
-            .query(query)
-            .send()
-            .await?;
+            .query(query);
+        let response = self.client.send(builder).await?;
         let feed: FeedEnvelope = decode(response).await?;
         Ok(EventFeed {
             events: feed.data,
@@ -103,7 +105,7 @@ impl Workflows<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/workflows/{id}/activations"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -175,7 +177,7 @@ impl Workflows<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/workflows/{id}/{action}"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -186,7 +188,7 @@ impl Workflows<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/workflows/{id}/work-items"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -233,8 +235,25 @@ impl Workflows<'_> {
                         M::POST,
                         &format!("/api/v1/workspaces/{workspace_id}/planning-workflow"),
                     )
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
+    }
+}
+
+impl Workflows<'_> {
+    /// Every workflow (newest first) matching `filter`, read page after page (100 at a
+    /// time) as one stream; an error ends it.
+    pub fn list_all(
+        &self,
+        filter: &WorkflowFilter,
+    ) -> BoxStream<'static, Result<WorkflowListItem>> {
+        let client = self.client.clone();
+        let filter = filter.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            let filter = filter.clone();
+            async move { client.workflows().list(&filter, page).await }
+        })
     }
 }

@@ -1,7 +1,9 @@
 //! `/workspaces`.
 
-use crate::client::{Client, M, decode, page_query};
+use crate::client::{Client, JsonWithRequestId, M, decode, page_query};
 use crate::error::Result;
+use crate::paging;
+use futures_util::stream::BoxStream;
 use orchestrator_core::api::workspaces::{
     Artifact, ArtifactFilter, BatchUpload, CreateWorkspace, FileUpload, GitVerification,
     PatchWorkspace, PutWorkspaceSpec, SetMemory, UploadArtifact, VerifyGitAccess, Workspace,
@@ -10,6 +12,7 @@ use orchestrator_core::api::workspaces::{
 use orchestrator_core::api::{Event, Page, PageRequest};
 use uuid::Uuid;
 
+/// The `Workspaces` routes: get one from [`Client::workspaces`](crate::Client::workspaces).
 pub struct Workspaces<'c> {
     pub(crate) client: &'c Client,
 }
@@ -37,7 +40,7 @@ impl Workspaces<'_> {
             .data(
                 self.client
                     .request(M::POST, "/api/v1/workspaces")
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -58,7 +61,7 @@ impl Workspaces<'_> {
             .data(
                 self.client
                     .request(M::PATCH, &format!("/api/v1/workspaces/{id}"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -116,7 +119,7 @@ impl Workspaces<'_> {
             .data(
                 self.client
                     .request(M::PUT, &format!("/api/v1/workspaces/{id}/spec"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -147,7 +150,7 @@ impl Workspaces<'_> {
                         M::POST,
                         &format!("/api/v1/workspaces/{id}/verify-git-access"),
                     )
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
@@ -169,7 +172,7 @@ impl Workspaces<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/workspaces/{id}/files"))
-                    .json(file),
+                    .json_id(self.client, file),
             )
             .await
     }
@@ -180,7 +183,7 @@ impl Workspaces<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/workspaces/{id}/files/batch"))
-                    .json(batch),
+                    .json_id(self.client, batch),
             )
             .await
     }
@@ -227,7 +230,7 @@ impl Workspaces<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/workspaces/{id}/artifacts"))
-                    .json(artifact),
+                    .json_id(self.client, artifact),
             )
             .await
     }
@@ -245,8 +248,11 @@ impl Workspaces<'_> {
 /// A downloaded file: its bytes and the headers that describe them.
 #[derive(Debug, Clone)]
 pub struct Downloaded {
+    /// The content.
     pub bytes: Vec<u8>,
+    /// `Content-Type`, when the server sent one.
     pub content_type: Option<String>,
+    /// `Content-Disposition`, when the server sent one.
     pub content_disposition: Option<String>,
     /// The quoted SHA-256 of the bytes.
     pub etag: Option<String>,
@@ -277,4 +283,18 @@ async fn download(request: reqwest::RequestBuilder) -> Result<Downloaded> {
         content_disposition,
         etag,
     })
+}
+
+impl Workspaces<'_> {
+    /// Every workspace matching `filter`, read page after page (100 at a
+    /// time) as one stream; an error ends it.
+    pub fn list_all(&self, filter: &WorkspaceFilter) -> BoxStream<'static, Result<Workspace>> {
+        let client = self.client.clone();
+        let filter = filter.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            let filter = filter.clone();
+            async move { client.workspaces().list(&filter, page).await }
+        })
+    }
 }

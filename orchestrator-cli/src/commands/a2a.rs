@@ -1,6 +1,6 @@
 //! `orch a2a card|submit|get|watch`: A2A task ingress.
 
-use crate::cli::{GlobalOpts, OutputFormat};
+use crate::cli::GlobalOpts;
 use crate::commands::tasks::{IdArg, json_arg};
 use crate::config;
 use crate::output::{self, fields, opt};
@@ -101,15 +101,14 @@ pub async fn run(global: &GlobalOpts, command: A2aCommand) -> anyhow::Result<()>
             let mut stream = client.a2a().events(args.id, args.after);
             while let Some(item) = stream.next().await {
                 let item = item?;
-                match global.format() {
-                    OutputFormat::Json => output::print_out(&serde_json::to_string(&item.event)?),
-                    OutputFormat::Table => output::print_out(&format!(
+                output::emit_line(global.format(), &item.event, || {
+                    format!(
                         "{} #{} {}",
                         item.event.created_at,
                         item.id.as_deref().unwrap_or("-"),
                         item.event.status.as_str()
-                    )),
-                }
+                    )
+                });
             }
         }
     }

@@ -131,7 +131,7 @@ pub async fn run(global: &GlobalOpts, command: AcpCommand) -> anyhow::Result<()>
                 workflow_id: args.workflow,
                 ..Default::default()
             };
-            let page = acp.list_sessions(&filter, args.page.request()).await?;
+            let page = args.page.fetch(|p| acp.list_sessions(&filter, p)).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&["id", "agent", "status", "mode", "transport", "task"]);
                 for s in &page.items {

@@ -88,7 +88,8 @@ pub async fn run(global: &GlobalOpts, command: AgentsCommand) -> anyhow::Result<
             output::emit(global.format(), &agent, || agent_fields(&agent));
         }
         AgentsCommand::List(args) => {
-            let page = client.agents().list(args.request()).await?;
+            let list = client.agents();
+            let page = args.fetch(|p| list.list(p)).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&["id", "name", "status", "mode", "tags", "last heartbeat"]);
                 for a in &page.items {
@@ -131,6 +132,43 @@ pub enum WorkersCommand {
     Connect(WorkerConnectArgs),
     /// Send a signal to a worker's open channels (admin).
     Signal(WorkerSignalArgs),
+    /// Send a worker heartbeat (`POST /workers/:id/heartbeat`, worker key).
+    #[command(after_help = "Example:\n  orch workers heartbeat 2e4f… --status online")]
+    Heartbeat(WorkerHeartbeatArgs),
+    /// Take the next task for a worker (`POST /workers/:id/next`); prints
+    /// nothing and exits 0 when there is none.
+    #[command(after_help = "Example:\n  orch workers next 2e4f… --agent 9a1e… -o json")]
+    Next(WorkerNextArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerHeartbeatArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub status: Option<String>,
+    /// The task the worker runs now.
+    #[arg(long)]
+    pub current_task: Option<Uuid>,
+    /// JSON metrics.
+    #[arg(long)]
+    pub metrics: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerNextArgs {
+    pub id: Uuid,
+    /// Which of the worker's agents takes it.
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+    /// Only tasks of this workflow.
+    #[arg(long)]
+    pub workflow: Option<Uuid>,
+    /// Only tasks of this execution environment.
+    #[arg(long)]
+    pub environment: Option<Uuid>,
+    /// Include the execution packet.
+    #[arg(long)]
+    pub include_context: bool,
 }
 
 #[derive(Debug, Args)]
@@ -212,7 +250,8 @@ pub async fn run_workers(global: &GlobalOpts, command: WorkersCommand) -> anyhow
             });
         }
         WorkersCommand::List(args) => {
-            let page = client.workers().list(args.request()).await?;
+            let list = client.workers();
+            let page = args.fetch(|p| list.list(p)).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&["id", "name", "status", "agents", "last heartbeat"]);
                 for w in &page.items {
@@ -226,6 +265,51 @@ pub async fn run_workers(global: &GlobalOpts, command: WorkersCommand) -> anyhow
                 }
                 t
             });
+        }
+        WorkersCommand::Heartbeat(args) => {
+            let ack = client
+                .workers()
+                .heartbeat(
+                    args.id,
+                    &orchestrator_client::api::WorkerHeartbeat {
+                        status: args.status,
+                        current_task_id: args.current_task,
+                        metrics: crate::commands::tasks::json_arg(args.metrics)?,
+                        containers: None,
+                    },
+                )
+                .await?;
+            output::emit(global.format(), &ack, || {
+                fields(&[
+                    ("worker_id", ack.worker_id.to_string()),
+                    ("ack", ack.ack.to_string()),
+                    ("status", ack.status.clone()),
+                ])
+            });
+        }
+        WorkersCommand::Next(args) => {
+            let next = client
+                .workers()
+                .next(
+                    args.id,
+                    &orchestrator_client::api::WorkerNext {
+                        agent_id: args.agent,
+                        workflow_id: args.workflow,
+                        execution_environment_id: args.environment,
+                        include_context: args.include_context,
+                    },
+                )
+                .await?;
+            match next {
+                Some(task) => output::emit(global.format(), &task, || {
+                    fields(&[
+                        ("id", task.id.to_string()),
+                        ("title", task.title.clone()),
+                        ("state", task.state.to_string()),
+                    ])
+                }),
+                None => eprintln!("nothing to run"),
+            }
         }
         WorkersCommand::Get(args) => {
             let w = client.workers().get(args.id).await?;

@@ -41,7 +41,8 @@ pub async fn run(global: &GlobalOpts, command: ApiKeysCommand) -> anyhow::Result
     let client = config::client(global)?;
     match command {
         ApiKeysCommand::List(args) => {
-            let page = client.api_keys().list(args.request()).await?;
+            let list = client.api_keys();
+            let page = args.fetch(|p| list.list(p)).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&[
                     "id", "name", "scope", "prefix", "created", "expires", "status",
@@ -90,6 +91,7 @@ pub async fn run(global: &GlobalOpts, command: ApiKeysCommand) -> anyhow::Result
             }
         }
         ApiKeysCommand::Revoke(args) => {
+            output::confirm(global.yes, &format!("revoke API key {}", args.id))?;
             let key = client.api_keys().revoke(args.id).await?;
             output::emit(global.format(), &key, || {
                 let mut t = table(&[

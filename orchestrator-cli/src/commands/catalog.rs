@@ -19,6 +19,12 @@ pub enum CatalogCommand {
     Preview(IdArgs),
     /// Import a catalog playbook with its specialists and skills.
     Import(ImportArgs),
+    /// The tenant's specialists (`GET /specialists`).
+    #[command(after_help = "Example:\n  orch catalog specialists --all --field slug")]
+    Specialists(crate::cli::PageArgs),
+    /// The tenant's skills (`GET /skills`).
+    #[command(after_help = "Example:\n  orch catalog skills -o json")]
+    Skills(crate::cli::PageArgs),
 }
 
 #[derive(Debug, Args)]
@@ -67,6 +73,8 @@ pub async fn run(global: &GlobalOpts, command: CatalogCommand) -> anyhow::Result
     let catalog = client.catalog();
     let format = global.format();
     match command {
+        CatalogCommand::Specialists(args) => library(format, args, &catalog, true).await?,
+        CatalogCommand::Skills(args) => library(format, args, &catalog, false).await?,
         CatalogCommand::List => {
             let entries = catalog.list().await?;
             output::emit(format, &entries, || {
@@ -87,7 +95,9 @@ pub async fn run(global: &GlobalOpts, command: CatalogCommand) -> anyhow::Result
         CatalogCommand::Show(args) => {
             let detail = catalog.get(&args.id).await?;
             match format {
-                OutputFormat::Json => output::emit(format, &detail, || table(&[])),
+                OutputFormat::Json | OutputFormat::Yaml => {
+                    output::emit(format, &detail, || table(&[]))
+                }
                 OutputFormat::Table => {
                     output::emit(format, &detail, || {
                         fields(&[
@@ -156,5 +166,36 @@ pub async fn run(global: &GlobalOpts, command: CatalogCommand) -> anyhow::Result
             });
         }
     }
+    Ok(())
+}
+
+/// `orch catalog specialists|skills`.
+async fn library(
+    format: OutputFormat,
+    args: crate::cli::PageArgs,
+    catalog: &orchestrator_client::Catalog<'_>,
+    specialists: bool,
+) -> anyhow::Result<()> {
+    let page = args
+        .fetch(|p| async move {
+            if specialists {
+                catalog.specialists(p).await
+            } else {
+                catalog.skills(p).await
+            }
+        })
+        .await?;
+    output::emit(format, &page, || {
+        let mut t = table(&["id", "slug", "name", "description"]);
+        for item in &page.items {
+            t.add_row(vec![
+                item.id.to_string(),
+                item.slug.clone(),
+                item.name.clone(),
+                item.description.clone(),
+            ]);
+        }
+        t
+    });
     Ok(())
 }

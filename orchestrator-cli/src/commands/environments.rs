@@ -176,7 +176,7 @@ pub async fn run(global: &GlobalOpts, command: EnvsCommand) -> anyhow::Result<()
                 support_status: args.support,
                 q: args.q,
             };
-            let page = envs.list(&filter, args.page.request()).await?;
+            let page = args.page.fetch(|p| envs.list(&filter, p)).await?;
             output::emit(format, &page, || {
                 let mut t = table(&["id", "name", "image", "compatibility", "support", "source"]);
                 for e in &page.items {

@@ -89,9 +89,8 @@ pub async fn run(global: &GlobalOpts, command: EventsCommand) -> anyhow::Result<
             let mut stream = client.events().stream(&args.filter.filter(None));
             while let Some(event) = stream.next().await {
                 let event = event?;
-                match global.format() {
-                    OutputFormat::Json => output::print_out(&serde_json::to_string(&event)?),
-                    OutputFormat::Table => output::print_out(&format!(
+                output::emit_line(global.format(), &event, || {
+                    format!(
                         "{} #{} {} {} {} {}",
                         event.created_at,
                         event.id,
@@ -99,8 +98,8 @@ pub async fn run(global: &GlobalOpts, command: EventsCommand) -> anyhow::Result<
                         event.entity_type,
                         event.entity_id,
                         event.data
-                    )),
-                }
+                    )
+                });
             }
         }
     }

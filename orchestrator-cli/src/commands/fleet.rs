@@ -101,7 +101,7 @@ pub async fn run(global: &GlobalOpts, command: FleetCommand) -> anyhow::Result<(
                 state: args.state,
                 task_id: args.task_id,
             };
-            let page = fleet.containers(&filter, args.page.request()).await?;
+            let page = args.page.fetch(|p| fleet.containers(&filter, p)).await?;
             output::emit(format, &page, || containers_table(&page.items));
             if format == OutputFormat::Table {
                 eprintln!(

@@ -14,6 +14,10 @@ pub struct LoginArgs {
     /// Read the API key from standard input instead of --api-key / ORCH_API_KEY.
     #[arg(long)]
     pub stdin: bool,
+    /// Also open a persistent session and save its refresh token (for
+    /// `orch auth refresh`; `orch logout` revokes it).
+    #[arg(long)]
+    pub session: bool,
 }
 
 pub async fn run(global: &GlobalOpts, args: LoginArgs) -> anyhow::Result<()> {
@@ -36,7 +40,7 @@ pub async fn run(global: &GlobalOpts, args: LoginArgs) -> anyhow::Result<()> {
     }
     let session = Client::new(&url)?
         .auth()
-        .token(&key, false)
+        .token(&key, args.session)
         .await
         .context("the server refused the key")?;
     let exchange = session
@@ -50,6 +54,11 @@ pub async fn run(global: &GlobalOpts, args: LoginArgs) -> anyhow::Result<()> {
         Profile {
             url: url.clone(),
             api_key: key,
+            refresh_token: if args.session {
+                session.refresh_token.clone()
+            } else {
+                None
+            },
         },
     );
     file.current = Some(name.clone());

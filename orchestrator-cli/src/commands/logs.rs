@@ -32,6 +32,30 @@ pub enum LogsCommand {
     Export(ExportArgs),
     /// Row counts grouped by a field.
     Stats(StatsArgs),
+    /// The distinct operations logged (`GET /logs/operations`).
+    #[command(after_help = "Example:\n  orch logs operations -o json")]
+    Operations,
+    /// The distinct roles logged (`GET /logs/roles`).
+    #[command(after_help = "Example:\n  orch logs roles")]
+    Roles,
+    /// The distinct actors logged (`GET /logs/actors`).
+    #[command(after_help = "Example:\n  orch logs actors --field actor_id")]
+    Actors,
+    /// The workflows that have log rows (`GET /logs/workflows`).
+    #[command(after_help = "Example:\n  orch logs workflows")]
+    Workflows,
+    /// Send rows (`POST /logs/ingest`, worker key): a JSON array of entries,
+    /// or one JSON object per line, from a file or `-` for stdin.
+    #[command(
+        after_help = "Examples:\n  orch logs ingest rows.json\n  echo '{\"category\":\"tool\",\"operation\":\"git.push\"}' | orch logs ingest -"
+    )]
+    Ingest(IngestArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IngestArgs {
+    /// The file to read, or `-` for stdin.
+    pub path: String,
 }
 
 /// The filters every log command takes.
@@ -161,6 +185,70 @@ pub struct StatsArgs {
 pub async fn run(global: &GlobalOpts, command: LogsCommand) -> anyhow::Result<()> {
     let client = config::client(global)?;
     match command {
+        LogsCommand::Operations | LogsCommand::Roles => {
+            let names = match command {
+                LogsCommand::Operations => client.logs().operations().await?,
+                _ => client.logs().roles().await?,
+            };
+            output::emit(global.format(), &names, || {
+                let mut t = output::table(&["name"]);
+                for n in &names {
+                    t.add_row(vec![n.clone()]);
+                }
+                t
+            });
+        }
+        LogsCommand::Actors => {
+            let actors = client.logs().actors().await?;
+            output::emit(global.format(), &actors, || {
+                let mut t = output::table(&["actor"]);
+                for a in &actors {
+                    t.add_row(vec![serde_json::to_string(a).unwrap_or_default()]);
+                }
+                t
+            });
+        }
+        LogsCommand::Workflows => {
+            let ids = client.logs().workflows().await?;
+            output::emit(global.format(), &ids, || {
+                let mut t = output::table(&["workflow"]);
+                for id in &ids {
+                    t.add_row(vec![id.to_string()]);
+                }
+                t
+            });
+        }
+        LogsCommand::Ingest(args) => {
+            let text = if args.path == "-" {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+                text
+            } else {
+                std::fs::read_to_string(&args.path)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.path))?
+            };
+            let entries: Vec<orchestrator_client::api::NewLogEntry> =
+                if text.trim_start().starts_with('[') {
+                    serde_json::from_str(&text)
+                        .map_err(|e| anyhow::anyhow!("not a JSON array of log entries: {e}"))?
+                } else {
+                    text.lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .enumerate()
+                        .map(|(i, l)| {
+                            serde_json::from_str(l)
+                                .map_err(|e| anyhow::anyhow!("line {}: {e}", i + 1))
+                        })
+                        .collect::<anyhow::Result<_>>()?
+                };
+            let ingested = client.logs().ingest(entries).await?;
+            output::emit(global.format(), &ingested, || {
+                fields(&[(
+                    "ingested",
+                    serde_json::to_string(&ingested).unwrap_or_default(),
+                )])
+            });
+        }
         LogsCommand::Tail(args) => {
             let filter = args.filter.filter();
             let painter = Painter::for_stdout();
@@ -406,11 +494,5 @@ pub fn format_row(painter: &Painter, row: &LogRow) -> String {
 }
 
 fn print_row(format: OutputFormat, painter: &Painter, row: &LogRow) {
-    match format {
-        OutputFormat::Json => match serde_json::to_string(row) {
-            Ok(text) => output::print_out(&text),
-            Err(e) => eprintln!("error: cannot render JSON: {e}"),
-        },
-        OutputFormat::Table => output::print_out(&format_row(painter, row)),
-    }
+    output::emit_line(format, row, || format_row(painter, row));
 }

@@ -24,6 +24,9 @@ pub mod acp;
 pub mod mcp;
 pub mod settings;
 
+// Profiles and sessions (issue 15)
+pub mod profiles;
+
 use crate::cli::{Cli, Command};
 use crate::config;
 use crate::output::{self, fields, opt};
@@ -69,6 +72,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Acp(command) => acp::run(&global, command).await,
         Command::Settings(command) => settings::run(&global, command).await,
         Command::Mcp(command) => mcp::run(&global, command).await,
+        // Profiles and sessions (issue 15)
+        Command::Profiles(command) => profiles::run(&global, command).await,
+        Command::Logout => profiles::logout(&global).await,
+        Command::Auth(command) => profiles::run_auth(&global, command).await,
     }
 }
 

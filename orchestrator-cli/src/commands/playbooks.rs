@@ -101,7 +101,7 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
     let format = global.format();
     match command {
         PlaybooksCommand::List(args) => {
-            let page = playbooks.list(args.request()).await?;
+            let page = args.fetch(|p| playbooks.list(p)).await?;
             output::emit(format, &page, || {
                 let mut t = table(&["id", "name", "slug", "version", "active", "source"]);
                 for p in &page.items {
@@ -138,6 +138,13 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
         }
         PlaybooksCommand::Delete(args) => {
             let deleted = if args.permanent {
+                output::confirm(
+                    global.yes,
+                    &format!(
+                        "permanently delete playbook {} with its workflows, tasks and events",
+                        args.id
+                    ),
+                )?;
                 playbooks.delete_permanently(args.id).await?
             } else {
                 playbooks.delete(args.id).await?
@@ -164,7 +171,7 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
             });
         }
         PlaybooksCommand::Revisions(args) => {
-            let page = playbooks.revisions(args.id, args.page.request()).await?;
+            let page = args.page.fetch(|p| playbooks.revisions(args.id, p)).await?;
             output::emit(format, &page, || {
                 let mut t = table(&["id", "version", "active", "name", "created"]);
                 for p in &page.items {

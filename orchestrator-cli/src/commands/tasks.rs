@@ -15,8 +15,53 @@ use uuid::Uuid;
 pub enum TasksCommand {
     /// List tasks, newest first.
     List(ListArgs),
-    /// Show one task.
-    Get(IdArg),
+    /// Show one task; with --watch, again each time it changes until it ends.
+    #[command(
+        after_help = "Examples:\n  orch tasks get 3f6c…\n  orch tasks get 3f6c… --watch --field state"
+    )]
+    Get(GetArgs),
+    /// Follow a held task's events live (`GET /tasks/:id/stream`).
+    #[command(after_help = "Example:\n  orch tasks watch 3f6c… -o json")]
+    Watch(WatchArgs),
+    /// The execution packet of a task (`GET /tasks/:id/context`).
+    #[command(after_help = "Example:\n  orch tasks context 3f6c… --agent 9a1e… -o yaml")]
+    Context(ContextArgs),
+    /// Branches and pull requests a task reported (`GET /tasks/:id/git`).
+    #[command(after_help = "Example:\n  orch tasks git 3f6c… -o json")]
+    Git(IdArg),
+    /// Record a handoff for a task (`POST /tasks/:id/handoffs`).
+    #[command(
+        after_help = "Example:\n  orch tasks handoff 3f6c… --summary \"API done, docs left\""
+    )]
+    Handoff(HandoffArgs),
+    /// Resolve claim handles into credential values (as the task's
+    /// assignee; `POST /tasks/:id/claim-credentials`).
+    #[command(
+        name = "claim-credentials",
+        after_help = "Example:\n  orch tasks claim-credentials 3f6c… --llm-api-key-handle claim_… -o json"
+    )]
+    ClaimCredentials(ClaimCredentialsArgs),
+    /// The handoffs of a task, oldest first.
+    #[command(after_help = "Example:\n  orch tasks handoffs 3f6c…")]
+    Handoffs(IdArg),
+    /// Send a completed task back for rework with feedback (admin).
+    #[command(
+        name = "request-changes",
+        after_help = "Example:\n  orch tasks request-changes 3f6c… --feedback \"add tests\""
+    )]
+    RequestChanges(FeedbackArgs),
+    /// Accept an output awaiting assessment (admin).
+    #[command(
+        name = "approve-output",
+        after_help = "Example:\n  orch tasks approve-output 3f6c…"
+    )]
+    ApproveOutput(ReasonArgs),
+    /// Resolve an escalation with instructions (admin).
+    #[command(
+        name = "resolve-escalation",
+        after_help = "Example:\n  orch tasks resolve-escalation 3f6c… --instructions \"use the v2 API\""
+    )]
+    ResolveEscalation(FeedbackArgs),
     /// Create a pending task.
     Create(CreateArgs),
     /// Claim the next task for an agent (prints nothing and exits 0 when none).
@@ -42,6 +87,75 @@ pub enum TasksCommand {
 #[derive(Debug, Args)]
 pub struct IdArg {
     pub id: Uuid,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    pub id: Uuid,
+    /// Print again whenever the task changes, until it completes, fails or
+    /// is cancelled (polls every --interval seconds).
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between polls with --watch.
+    #[arg(long, default_value_t = 2, requires = "watch")]
+    pub interval: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    pub id: Uuid,
+    /// Only events after this event id.
+    #[arg(long)]
+    pub after: Option<i64>,
+}
+
+#[derive(Debug, Args)]
+pub struct HandoffArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub summary: String,
+    /// JSON: what changed.
+    #[arg(long)]
+    pub changes: Option<String>,
+    /// JSON: what is left.
+    #[arg(long)]
+    pub remaining: Option<String>,
+    /// The agent handing off (when the key is not the agent's).
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+}
+
+#[derive(Debug, Args)]
+pub struct ClaimCredentialsArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub llm_api_key_handle: Option<String>,
+    #[arg(long)]
+    pub llm_extra_headers_handle: Option<String>,
+    /// Repeatable.
+    #[arg(long = "mcp-handle")]
+    pub mcp_handles: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    pub id: Uuid,
+    /// The packet as this agent sees it.
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+}
+
+#[derive(Debug, Args)]
+pub struct FeedbackArgs {
+    pub id: Uuid,
+    /// What to change (request-changes).
+    #[arg(long)]
+    pub feedback: Option<String>,
+    /// How to go on (resolve-escalation).
+    #[arg(long)]
+    pub instructions: Option<String>,
+    #[arg(long)]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -203,7 +317,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 assigned_agent_id: args.agent,
                 ..Default::default()
             };
-            let page = tasks.list(&filter, args.page.request()).await?;
+            let page = args.page.fetch(|p| tasks.list(&filter, p)).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&["id", "title", "state", "priority", "kind", "agent"]);
                 for task in &page.items {
@@ -213,7 +327,169 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
             });
             return Ok(());
         }
+        TasksCommand::Get(args) if args.watch => {
+            let mut last = None;
+            loop {
+                let task = tasks.get(args.id).await?;
+                let text = serde_json::to_string(&task)?;
+                if last.as_ref() != Some(&text) {
+                    show(global, &task);
+                    last = Some(text);
+                }
+                if matches!(
+                    task.state,
+                    TaskState::Completed | TaskState::Failed | TaskState::Cancelled
+                ) {
+                    return Ok(());
+                }
+                tokio::time::sleep(std::time::Duration::from_secs(args.interval.max(1))).await;
+            }
+        }
         TasksCommand::Get(args) => tasks.get(args.id).await?,
+        TasksCommand::Watch(args) => {
+            use futures_util::StreamExt;
+            let mut stream = tasks.stream(args.id, args.after);
+            while let Some(event) = stream.next().await {
+                let event = event?;
+                output::emit_line(global.format(), &event, || {
+                    format!(
+                        "{} #{} {} {}",
+                        event.created_at, event.id, event.event_type, event.data
+                    )
+                });
+            }
+            return Ok(());
+        }
+        TasksCommand::Context(args) => {
+            let context = match args.agent {
+                Some(agent) => tasks.context_for_agent(args.id, agent).await?,
+                None => tasks.context(args.id).await?,
+            };
+            output::emit(
+                if global.format() == crate::cli::OutputFormat::Table {
+                    crate::cli::OutputFormat::Json
+                } else {
+                    global.format()
+                },
+                &context,
+                || table(&[]),
+            );
+            return Ok(());
+        }
+        TasksCommand::Git(args) => {
+            let git = tasks.git(args.id).await?;
+            output::emit(global.format(), &git, || {
+                fields(&[
+                    ("branches", git.branches.to_string()),
+                    ("linked_prs", git.linked_prs.to_string()),
+                ])
+            });
+            return Ok(());
+        }
+        TasksCommand::Handoff(args) => {
+            let handoff = tasks
+                .handoff(
+                    args.id,
+                    &orchestrator_client::api::CreateHandoff {
+                        summary: args.summary,
+                        changes: json_arg(args.changes)?,
+                        remaining_items: json_arg(args.remaining)?,
+                        agent_id: args.agent,
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            output::emit(global.format(), &handoff, || {
+                let value = serde_json::to_value(&handoff).unwrap_or_default();
+                fields(&[
+                    ("id", value["id"].as_str().unwrap_or("-").to_owned()),
+                    (
+                        "summary",
+                        value["summary"].as_str().unwrap_or("-").to_owned(),
+                    ),
+                ])
+            });
+            return Ok(());
+        }
+        TasksCommand::ClaimCredentials(args) => {
+            let claimed = tasks
+                .claim_credentials(
+                    args.id,
+                    &orchestrator_client::api::ClaimCredentials {
+                        llm_api_key_claim_handle: args.llm_api_key_handle,
+                        llm_extra_headers_claim_handle: args.llm_extra_headers_handle,
+                        mcp_claim_handles: (!args.mcp_handles.is_empty())
+                            .then_some(args.mcp_handles),
+                    },
+                )
+                .await?;
+            output::emit(
+                if global.format() == crate::cli::OutputFormat::Table {
+                    crate::cli::OutputFormat::Json
+                } else {
+                    global.format()
+                },
+                &claimed,
+                || table(&[]),
+            );
+            return Ok(());
+        }
+        TasksCommand::Handoffs(args) => {
+            let handoffs = tasks.handoffs(args.id).await?;
+            output::emit(global.format(), &handoffs, || {
+                let mut t = table(&["id", "created", "summary"]);
+                for h in &handoffs {
+                    let value = serde_json::to_value(h).unwrap_or_default();
+                    t.add_row(vec![
+                        value["id"].as_str().unwrap_or("-").to_owned(),
+                        value["created_at"].as_str().unwrap_or("-").to_owned(),
+                        value["summary"].as_str().unwrap_or("-").to_owned(),
+                    ]);
+                }
+                t
+            });
+            return Ok(());
+        }
+        TasksCommand::RequestChanges(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::RequestChanges,
+                    &TaskAction {
+                        feedback: args.feedback,
+                        instructions: args.instructions,
+                        reason: args.reason,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::ApproveOutput(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::ApproveOutput,
+                    &TaskAction {
+                        reason: args.reason,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
+        TasksCommand::ResolveEscalation(args) => {
+            tasks
+                .act(
+                    args.id,
+                    TaskOperation::ResolveEscalation,
+                    &TaskAction {
+                        feedback: args.feedback,
+                        instructions: args.instructions,
+                        reason: args.reason,
+                        ..Default::default()
+                    },
+                )
+                .await?
+        }
         TasksCommand::Create(args) => {
             let priority = match args.priority.as_deref() {
                 Some(p) => Some(Priority::parse(p).ok_or_else(|| {

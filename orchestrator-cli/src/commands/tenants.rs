@@ -28,6 +28,10 @@ pub async fn run(global: &GlobalOpts, command: TenantsCommand) -> anyhow::Result
     let client = config::client(global)?;
     match command {
         TenantsCommand::Create(args) => {
+            output::confirm(
+                global.yes,
+                &format!("create tenant {:?} with a new admin key", args.name),
+            )?;
             let created = client
                 .tenants()
                 .create(&CreateTenant {
@@ -49,7 +53,8 @@ pub async fn run(global: &GlobalOpts, command: TenantsCommand) -> anyhow::Result
             }
         }
         TenantsCommand::List(args) => {
-            let page = client.tenants().list(args.request()).await?;
+            let list = client.tenants();
+            let page = args.fetch(|p| list.list(p)).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&["id", "name", "slug", "created"]);
                 for tenant in &page.items {

@@ -14,8 +14,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use orchestrator_client::Client;
 use orchestrator_client::api::workspaces::WorkspaceFilter;
 use orchestrator_client::api::{
-    CreateWorkflow, InitialInputPacket, InputFile, PageRequest, RedriveWorkflow, TaskState,
-    Workflow, WorkflowAction, WorkflowEventQuery, WorkflowFilter, WorkflowState,
+    CreateWorkItem, CreateWorkflow, EnqueueActivation, InitialInputPacket, InputFile, PageRequest,
+    PlanningWorkflow, RedriveWorkflow, TaskState, UpdateWorkItem, Workflow, WorkflowAction,
+    WorkflowEventQuery, WorkflowFilter, WorkflowState,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,8 +28,26 @@ pub enum WorkflowsCommand {
     Launch(LaunchArgs),
     /// List workflows, newest first.
     List(ListArgs),
-    /// Show a workflow with its tasks, work items, activations and stages.
-    Get(IdArg),
+    /// Show a workflow with its tasks, work items, activations and stages;
+    /// with --watch, again each time it changes until it ends.
+    #[command(
+        after_help = "Examples:\n  orch workflows get 7d2a…\n  orch workflows get 7d2a… --watch -o json"
+    )]
+    Get(GetArgs),
+    /// A workflow's activations, or enqueue one.
+    #[command(subcommand)]
+    Activations(ActivationsCommand),
+    /// A workflow's stages with their progress.
+    #[command(after_help = "Example:\n  orch workflows stages 7d2a… --field name")]
+    Stages(IdArg),
+    /// A workflow's work items: list, create, update.
+    #[command(subcommand, name = "work-items")]
+    WorkItems(WorkItemsCommand),
+    /// Launch the planning workflow of a workspace from a brief.
+    #[command(
+        after_help = "Example:\n  orch workflows plan --workspace 5b0c… --name \"Q3 plan\" --brief \"ship search\""
+    )]
+    Plan(PlanArgs),
     /// Print a workflow's events, oldest first (`-f` keeps following).
     Events(EventsArgs),
     /// Start a new attempt of a workflow.
@@ -46,6 +65,105 @@ pub enum WorkflowsCommand {
 #[derive(Debug, Args)]
 pub struct IdArg {
     pub id: Uuid,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    pub id: Uuid,
+    /// Print again whenever the workflow changes, until it ends (polls
+    /// every --interval seconds).
+    #[arg(long)]
+    pub watch: bool,
+    /// Seconds between polls with --watch.
+    #[arg(long, default_value_t = 2, requires = "watch")]
+    pub interval: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ActivationsCommand {
+    /// List a workflow's activations (`GET /workflows/:id/activations`).
+    #[command(after_help = "Example:\n  orch workflows activations list 7d2a… -o json")]
+    List(IdArg),
+    /// Enqueue an activation (`POST /workflows/:id/activations`).
+    #[command(
+        after_help = "Example:\n  orch workflows activations enqueue 7d2a… --event-type manual --reason \"re-plan\""
+    )]
+    Enqueue(EnqueueArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EnqueueArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub reason: Option<String>,
+    #[arg(long)]
+    pub event_type: Option<String>,
+    /// JSON payload.
+    #[arg(long)]
+    pub payload: Option<String>,
+    /// Makes the call replay-safe.
+    #[arg(long)]
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkItemsCommand {
+    /// List a workflow's work items.
+    #[command(after_help = "Example:\n  orch workflows work-items list 7d2a…")]
+    List(IdArg),
+    /// Add a work item.
+    #[command(
+        after_help = "Example:\n  orch workflows work-items create 7d2a… --title \"Search API\""
+    )]
+    Create(WorkItemArgs),
+    /// Change a work item (title, goal, stage, column).
+    #[command(
+        after_help = "Example:\n  orch workflows work-items update 7d2a… 1c9e… --column done"
+    )]
+    Update(UpdateWorkItemArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorkItemArgs {
+    pub id: Uuid,
+    #[arg(long)]
+    pub title: String,
+    #[arg(long)]
+    pub goal: Option<String>,
+    #[arg(long)]
+    pub stage: Option<String>,
+    #[arg(long)]
+    pub column: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateWorkItemArgs {
+    pub id: Uuid,
+    pub work_item_id: Uuid,
+    #[arg(long)]
+    pub title: Option<String>,
+    #[arg(long)]
+    pub goal: Option<String>,
+    #[arg(long)]
+    pub stage: Option<String>,
+    #[arg(long)]
+    pub column: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The workspace to plan in.
+    #[arg(long)]
+    pub workspace: Uuid,
+    #[arg(long)]
+    pub name: String,
+    #[arg(long)]
+    pub brief: String,
+    /// The planning playbook (default: the server's choice).
+    #[arg(long)]
+    pub playbook: Option<Uuid>,
+    #[arg(long)]
+    pub request_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -280,10 +398,8 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
                 playbook_id: args.playbook,
                 ..Default::default()
             };
-            let page = client
-                .workflows()
-                .list(&filter, args.page.request())
-                .await?;
+            let workflows = client.workflows();
+            let page = args.page.fetch(|p| workflows.list(&filter, p)).await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&[
                     "id",
@@ -309,6 +425,153 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
                 }
                 t
             });
+        }
+        WorkflowsCommand::Get(args) if args.watch => {
+            let mut last = None;
+            loop {
+                let detail = client.workflows().get(args.id).await?;
+                let text = serde_json::to_string(&detail)?;
+                if last.as_ref() != Some(&text) {
+                    output::emit_line(global.format(), &detail, || {
+                        format!(
+                            "{} {} {}: {} tasks, {} done",
+                            detail.workflow.id,
+                            detail.workflow.name,
+                            detail.workflow.state.as_str(),
+                            detail.tasks.len(),
+                            detail.tasks.iter().filter(|t| t.state.is_done()).count()
+                        )
+                    });
+                    last = Some(text);
+                }
+                if detail.workflow.state.is_terminal() {
+                    return Ok(());
+                }
+                tokio::time::sleep(Duration::from_secs(args.interval.max(1))).await;
+            }
+        }
+        WorkflowsCommand::Activations(ActivationsCommand::List(args)) => {
+            let list = client.workflows().activations(args.id).await?;
+            output::emit(global.format(), &list, || {
+                let mut t = table(&["id", "status", "event", "reason", "task", "attempts"]);
+                for a in &list {
+                    t.add_row(vec![
+                        a.id.to_string(),
+                        a.status.clone(),
+                        a.event_type.clone(),
+                        a.reason.clone(),
+                        opt(&a.task_id),
+                        a.attempts.to_string(),
+                    ]);
+                }
+                t
+            });
+        }
+        WorkflowsCommand::Activations(ActivationsCommand::Enqueue(args)) => {
+            let applied = client
+                .workflows()
+                .enqueue_activation(
+                    args.id,
+                    &EnqueueActivation {
+                        request_id: args.request_id,
+                        reason: args.reason,
+                        event_type: args.event_type,
+                        payload: crate::commands::tasks::json_arg(args.payload)?,
+                    },
+                )
+                .await?;
+            output::emit(global.format(), &applied, || {
+                fields(&[
+                    ("id", applied.id.to_string()),
+                    ("applied", applied.applied.to_string()),
+                ])
+            });
+        }
+        WorkflowsCommand::Stages(args) => {
+            let stages = client.workflows().stages(args.id).await?;
+            output::emit(global.format(), &stages, || {
+                let mut t = table(&["#", "name", "status", "work items", "open", "goal"]);
+                for s in &stages {
+                    t.add_row(vec![
+                        s.position.to_string(),
+                        s.name.clone(),
+                        s.status.clone(),
+                        s.work_item_count.to_string(),
+                        s.open_work_item_count.to_string(),
+                        opt(&s.goal),
+                    ]);
+                }
+                t
+            });
+        }
+        WorkflowsCommand::WorkItems(command) => {
+            let workflows = client.workflows();
+            let items = match command {
+                WorkItemsCommand::List(args) => workflows.work_items(args.id).await?,
+                WorkItemsCommand::Create(args) => vec![
+                    workflows
+                        .create_work_item(
+                            args.id,
+                            &CreateWorkItem {
+                                title: args.title,
+                                goal: args.goal,
+                                stage_name: args.stage,
+                                column_id: args.column,
+                                ..Default::default()
+                            },
+                        )
+                        .await?,
+                ],
+                WorkItemsCommand::Update(args) => vec![
+                    workflows
+                        .update_work_item(
+                            args.id,
+                            args.work_item_id,
+                            &UpdateWorkItem {
+                                title: args.title,
+                                goal: args.goal,
+                                stage_name: args.stage,
+                                column_id: args.column,
+                                ..Default::default()
+                            },
+                        )
+                        .await?,
+                ],
+            };
+            let single = items.len() == 1;
+            let table_of = |items: &[orchestrator_client::api::WorkItem]| {
+                let mut t = table(&["id", "title", "stage", "column", "priority"]);
+                for w in items {
+                    t.add_row(vec![
+                        w.id.to_string(),
+                        w.title.clone(),
+                        opt(&w.stage_name),
+                        w.column_id.clone(),
+                        w.priority.clone(),
+                    ]);
+                }
+                t
+            };
+            if single {
+                output::emit(global.format(), &items[0], || table_of(&items));
+            } else {
+                output::emit(global.format(), &items, || table_of(&items));
+            }
+        }
+        WorkflowsCommand::Plan(args) => {
+            let workflow = client
+                .workflows()
+                .planning(
+                    args.workspace,
+                    &PlanningWorkflow {
+                        brief: args.brief,
+                        name: args.name,
+                        playbook_id: args.playbook,
+                        request_id: args.request_id,
+                    },
+                )
+                .await?;
+            show_workflow(global, &workflow);
         }
         WorkflowsCommand::Get(args) => {
             let detail = client.workflows().get(args.id).await?;
@@ -357,17 +620,16 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
                     )
                     .await?;
                 for event in &feed.events {
-                    match global.format() {
-                        OutputFormat::Json => output::print_out(&serde_json::to_string(event)?),
-                        OutputFormat::Table => output::print_out(&format!(
+                    output::emit_line(global.format(), event, || {
+                        format!(
                             "{} {} {} {} {}",
                             event.id,
                             event.created_at,
                             event.event_type,
                             event.entity_id,
                             event.data
-                        )),
-                    }
+                        )
+                    });
                 }
                 if let Some(last) = feed.events.last() {
                     after = Some(last.id);
@@ -420,13 +682,17 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
                 .act(args.id, "resume", &WorkflowAction::default())
                 .await?,
         ),
-        WorkflowsCommand::Cancel(args) => show_workflow(
-            global,
-            &client
+        WorkflowsCommand::Cancel(args) => {
+            output::confirm(
+                global.yes,
+                &format!("cancel workflow {} and its open tasks", args.id),
+            )?;
+            let workflow = client
                 .workflows()
                 .act(args.id, "cancel", &WorkflowAction::default())
-                .await?,
-        ),
+                .await?;
+            show_workflow(global, &workflow)
+        }
         WorkflowsCommand::Board(args) => {
             let board = client.workflows().board(args.id).await?;
             output::emit(global.format(), &board, || {

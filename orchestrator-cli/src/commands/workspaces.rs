@@ -244,7 +244,7 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 q: args.q,
                 is_active: args.active,
             };
-            let page = workspaces.list(&filter, args.page.request()).await?;
+            let page = args.page.fetch(|p| workspaces.list(&filter, p)).await?;
             output::emit(format, &page, || {
                 let mut t = table(&[
                     "id",
@@ -328,7 +328,7 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             });
         }
         WorkspacesCommand::Files(FilesCommand::List { id, page }) => {
-            let page = workspaces.files(id, page.request()).await?;
+            let page = page.fetch(|p| workspaces.files(id, p)).await?;
             output::emit(format, &page, || files_table(&page.items));
         }
         WorkspacesCommand::Files(FilesCommand::Upload {
@@ -398,8 +398,9 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 created_to: timestamp("created-to", args.created_to)?,
                 sort: args.sort,
             };
-            let page = workspaces
-                .artifacts(args.id, &filter, args.page.request())
+            let page = args
+                .page
+                .fetch(|p| workspaces.artifacts(args.id, &filter, p))
                 .await?;
             output::emit(format, &page, || {
                 let mut t = table(&[
@@ -451,7 +452,7 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             });
         }
         WorkspacesCommand::Timeline(args) => {
-            let page = workspaces.timeline(args.id, args.page.request()).await?;
+            let page = args.page.fetch(|p| workspaces.timeline(args.id, p)).await?;
             output::emit(format, &page, || {
                 let mut t = table(&["id", "type", "entity", "actor", "at"]);
                 for e in &page.items {

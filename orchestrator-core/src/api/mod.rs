@@ -13,6 +13,7 @@
 //!   are serialized as `null` so clients see a stable shape.
 
 pub mod agents;
+pub mod answers;
 pub mod api_keys;
 pub mod auth;
 pub mod catalog;
@@ -35,6 +36,7 @@ pub mod workflows;
 pub mod workspaces;
 
 pub use agents::*;
+pub use answers::{ClaimedCredentials, Liveness, Readiness, WorkerHeartbeatAck};
 pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
 pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
 pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};

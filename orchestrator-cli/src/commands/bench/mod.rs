@@ -214,7 +214,7 @@ async fn connect(global: &GlobalOpts, target: &TargetArgs) -> Result<Target> {
             .ready()
             .await
             .ok()
-            .and_then(|v| v.get("database").and_then(Value::as_str).map(str::to_owned))
+            .map(|ready| ready.database)
             .unwrap_or_else(|| "unknown".into()),
     };
     client
