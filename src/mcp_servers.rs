@@ -434,16 +434,13 @@ pub async fn oauth_server() -> OAuthServer {
                     let get = |k: &str| params.get(k).cloned().unwrap_or_default();
                     let mut state = state.lock().unwrap();
                     let granted = match get("grant_type").as_str() {
-                        "authorization_code" => match state.codes.remove(&get("code")) {
+                        "authorization_code" => matches!(
+                            state.codes.remove(&get("code")),
                             Some((client, redirect, challenge, _, _))
                                 if client == get("client_id")
                                     && redirect == get("redirect_uri")
-                                    && s256(&get("code_verifier")) == challenge =>
-                            {
-                                true
-                            }
-                            _ => false,
-                        },
+                                    && s256(&get("code_verifier")) == challenge
+                        ),
                         "refresh_token" => {
                             let old = get("refresh_token");
                             let live = state.refresh_tokens.contains(&old);

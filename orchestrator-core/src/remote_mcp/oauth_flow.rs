@@ -362,22 +362,20 @@ impl ControlPlane {
                 .as_deref()
                 .map(|s| oauth::open(secrets, row, "client_secret", s))
                 .transpose()?;
-            if !tokens.is_empty() {
-                if let Some(url) = row
-                    .revocation_endpoint
-                    .as_deref()
-                    .and_then(|u| Url::parse(u).ok())
-                {
-                    if self.check_oauth_host(url).await.is_ok() {
-                        revoked = oauth::revoke(
-                            row,
-                            client_secret,
-                            tokens,
-                            timeout_of(server.call_timeout_seconds),
-                        )
-                        .await;
-                    }
-                }
+            let revocation = row
+                .revocation_endpoint
+                .as_deref()
+                .and_then(|u| Url::parse(u).ok());
+            if let Some(url) = revocation.filter(|_| !tokens.is_empty())
+                && self.check_oauth_host(url).await.is_ok()
+            {
+                revoked = oauth::revoke(
+                    row,
+                    client_secret,
+                    tokens,
+                    timeout_of(server.call_timeout_seconds),
+                )
+                .await;
             }
         }
         let now = Timestamp::now().as_datetime();
