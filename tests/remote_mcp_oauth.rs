@@ -11,7 +11,51 @@ use orchestrator_tests::TestServer;
 use orchestrator_tests::mcp_servers::{SECRET, oauth_server, streamable_server};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Everything the server logs in this test process, at debug level.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        self.clone()
+    }
+}
+
+fn server_log() -> &'static Captured {
+    static LOG: OnceLock<Captured> = OnceLock::new();
+    LOG.get_or_init(|| {
+        let captured = Captured::default();
+        tracing_subscriber::fmt()
+            .with_env_filter("debug")
+            .with_ansi(false)
+            .with_writer(captured.clone())
+            .init();
+        captured
+    })
+}
+
+fn assert_log_has_none_of(tokens: &[String]) {
+    let text = String::from_utf8_lossy(&server_log().0.lock().unwrap()).into_owned();
+    assert!(text.contains("oauth/callback"), "the log was captured");
+    for token in tokens {
+        assert!(!text.contains(token.as_str()), "the server logged a token");
+    }
+}
 
 struct Api<'a> {
     server: &'a TestServer,
@@ -116,6 +160,7 @@ fn oauth_body(name: &str, url: &str) -> Value {
 
 #[tokio::test]
 async fn oauth_round_trip_claims_refreshes_and_disconnects() {
+    server_log();
     let server = TestServer::start().await;
     let api = Api::new(&server);
     let guarded = oauth_server().await;
@@ -265,6 +310,23 @@ async fn oauth_round_trip_claims_refreshes_and_disconnects() {
         assert_eq!(token, json!(state.access_tokens[0]));
         assert_ne!(token, json!(live));
     }
+    // Concurrent uses of a token about to expire: the refresh token
+    // rotates, yet every use ends with a working token.
+    let reverifies = (0..4).map(|_| {
+        let (api, id) = (&api, id.clone());
+        async move {
+            api.ok(
+                "POST",
+                &format!("/remote-mcp-servers/{id}/reverify"),
+                json!({}),
+            )
+            .await
+        }
+    });
+    for outcome in futures_util::future::join_all(reverifies).await {
+        assert_eq!(outcome["verificationStatus"], "verified", "{outcome}");
+        assert_eq!(outcome["oauthStatus"], "connected", "{outcome}");
+    }
 
     // Disconnect revokes (RFC 7009) and deletes the tokens.
     let refresh_token = guarded
@@ -324,12 +386,15 @@ async fn oauth_round_trip_claims_refreshes_and_disconnects() {
     let state = guarded.state.lock().unwrap();
     let mut tokens: Vec<String> = state.revoked.clone();
     tokens.extend(state.access_tokens.iter().cloned());
+    tokens.extend(state.refresh_tokens.iter().cloned());
     drop(state);
     api.assert_never_read(&tokens);
+    assert_log_has_none_of(&tokens);
 }
 
 #[tokio::test]
 async fn oauth_rules_scopes_and_422s() {
+    server_log();
     let server = TestServer::start().await;
     let api = Api::new(&server);
     let guarded = oauth_server().await;

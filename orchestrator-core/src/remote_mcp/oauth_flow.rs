@@ -89,12 +89,19 @@ impl ControlPlane {
                 .ok(),
             None => None,
         };
-        let mut tx = self.store().begin().await?;
         let Some(tokens) = refreshed else {
+            // Refresh tokens rotate: a concurrent use may have refreshed
+            // first, so our refresh token is spent. Wait (bounded) for its
+            // result to be stored before calling the connection expired.
+            if let Some(token) = self.refreshed_meanwhile(&row, timeout).await? {
+                return Ok(Some(token));
+            }
+            let mut tx = self.store().begin().await?;
             oauth::set_status(&mut tx, tenant_id, id, oauth::EXPIRED, now).await?;
             tx.commit().await?;
             return Ok(None);
         };
+        let mut tx = self.store().begin().await?;
         let updated = OAuthRow {
             access_token: Some(oauth::seal(
                 secrets,
@@ -115,6 +122,34 @@ impl ControlPlane {
         oauth::set_status(&mut tx, tenant_id, id, oauth::CONNECTED, now).await?;
         tx.commit().await?;
         Ok(Some(tokens.access_token))
+    }
+
+    /// The access token another caller stored after refreshing `used`'s
+    /// refresh token, waiting up to `timeout` for it.
+    async fn refreshed_meanwhile(
+        &self,
+        used: &OAuthRow,
+        timeout: Duration,
+    ) -> Result<Option<String>> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let current = {
+                let mut conn = self.store().read().await?;
+                oauth::find(&mut conn, used.tenant_id, used.server_id).await?
+            };
+            let Some(current) = current else {
+                return Ok(None);
+            };
+            if current.refresh_token != used.refresh_token
+                && let Some(sealed) = &current.access_token
+            {
+                return oauth::open(self.secrets(), &current, "access_token", sealed).map(Some);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 
     /// `POST /remote-mcp-servers/:id/oauth/reconnect`: discovers the
