@@ -445,10 +445,9 @@ pub async fn oauth_server() -> OAuthServer {
                             let old = get("refresh_token");
                             let live = state.refresh_tokens.contains(&old);
                             if live {
-                                // Rotation: the old refresh token and every
-                                // access token issued before are dropped.
+                                // Rotation: the old refresh token is spent
+                                // (access tokens stay valid until revoked).
                                 state.refresh_tokens.retain(|t| *t != old);
-                                state.access_tokens.clear();
                                 state.refreshes += 1;
                             }
                             live

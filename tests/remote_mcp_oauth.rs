@@ -306,8 +306,7 @@ async fn oauth_round_trip_claims_refreshes_and_disconnects() {
     {
         let state = guarded.state.lock().unwrap();
         assert!(state.refreshes >= 2, "refreshed for the claim too");
-        assert_eq!(state.access_tokens.len(), 1, "old ones dropped on refresh");
-        assert_eq!(token, json!(state.access_tokens[0]));
+        assert_eq!(token, json!(state.access_tokens.last().unwrap()));
         assert_ne!(token, json!(live));
     }
     // Concurrent uses of a token about to expire: the refresh token
@@ -329,6 +328,7 @@ async fn oauth_round_trip_claims_refreshes_and_disconnects() {
     }
 
     // Disconnect revokes (RFC 7009) and deletes the tokens.
+    let access_token = resolve().await.as_str().unwrap().to_owned();
     let refresh_token = guarded
         .state
         .lock()
@@ -353,10 +353,8 @@ async fn oauth_round_trip_claims_refreshes_and_disconnects() {
             state.revoked
         );
         assert!(!state.refresh_tokens.contains(&refresh_token));
-        assert!(
-            state.access_tokens.is_empty(),
-            "the access token was revoked too"
-        );
+        assert!(state.revoked.contains(&access_token), "{:?}", state.revoked);
+        assert!(!state.access_tokens.contains(&access_token));
     }
     assert_eq!(resolve().await, Value::Null);
     let reverified = api
@@ -455,9 +453,41 @@ async fn oauth_rules_scopes_and_422s() {
     }
     assert!(guarded.state.lock().unwrap().clients.is_empty());
 
-    // A replace to another endpoint drops the connection.
+    // Another tenant's admin: 404 on both routes.
+    let (status, other) = api
+        .call(
+            "POST",
+            "/tenants",
+            &server.service_key,
+            json!({ "name": "Other" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{other}");
+    let theirs = other["data"]["admin_key"]["api_key"].as_str().unwrap();
+    for action in ["reconnect", "disconnect"] {
+        let (status, _) = api
+            .call(
+                "POST",
+                &format!("/remote-mcp-servers/{id}/oauth/{action}"),
+                theirs,
+                json!({}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{action}");
+    }
+
+    // A replace on the same endpoint verifies with the stored token.
     let (status, _, _) = api.connect(&id).await;
     assert_eq!(status, StatusCode::OK);
+    let mut renamed = oauth_body("guarded-2", &guarded.url);
+    renamed["description"] = json!("renamed");
+    let replaced = api
+        .ok("PUT", &format!("/remote-mcp-servers/{id}"), renamed)
+        .await;
+    assert_eq!(replaced["oauthStatus"], "connected", "{replaced}");
+    assert_eq!(replaced["verificationStatus"], "verified", "{replaced}");
+
+    // A replace to another endpoint drops the connection.
     let other = oauth_server().await;
     let replaced = api
         .ok(

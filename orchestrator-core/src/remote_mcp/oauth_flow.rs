@@ -190,8 +190,14 @@ impl ControlPlane {
                 preference,
             ));
         };
-        self.check_oauth_host(Url::parse(registration_endpoint).map_err(Error::internal)?)
-            .await?;
+        // Every endpoint orch itself calls must be one it may reach.
+        let mut called: Vec<String> =
+            vec![registration_endpoint.clone(), found.token_endpoint.clone()];
+        called.extend(found.revocation_endpoint.clone());
+        for url in called {
+            self.check_oauth_host(Url::parse(&url).map_err(Error::internal)?)
+                .await?;
+        }
         let (client_id, client_secret) =
             oauth::register(registration_endpoint, redirect_uri, timeout)
                 .await
