@@ -477,7 +477,6 @@ async fn bodies_are_strict_and_rules_hold() {
             with("endpointUrl", json!("http://u:p@127.0.0.1:1/mcp")),
         ),
         ("empty name", with("name", json!(" "))),
-        ("oauth", with("authMode", json!("oauth"))),
     ] {
         let (status, answer) = api.admin("POST", "/remote-mcp-servers", request).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{case}: {answer}");

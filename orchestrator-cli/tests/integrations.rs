@@ -334,3 +334,56 @@ async fn mcp_servers_through_the_binary_never_print_the_secret() {
     assert_eq!(empty["total"], 0, "{empty}");
     assert!(!printed.contains(SECRET), "the CLI printed the secret");
 }
+
+/// `orch mcp connect|disconnect` against the loopback OAuth authorization
+/// server and the MCP server it guards.
+#[tokio::test]
+async fn mcp_connect_and_disconnect_through_the_binary() {
+    use orchestrator_tests::mcp_servers::oauth_server;
+    let server = TestServer::start().await;
+    let guarded = oauth_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("guarded.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: guarded\nendpointUrl: {}\ntransportPreference: streamable_http\n\
+             callTimeoutSeconds: 10\nauthMode: oauth\n",
+            guarded.url
+        ),
+    )
+    .unwrap();
+    let added = json(
+        &orch(
+            &server,
+            &["mcp", "add", "-f", file.to_str().unwrap(), "--json"],
+        )
+        .await,
+    );
+    assert_eq!(added["oauthStatus"], "disconnected", "{added}");
+    let id = added["id"].as_str().unwrap().to_owned();
+
+    // `connect` prints the authorization URL; the "browser" follows it
+    // (the test authorization server approves and redirects to orch).
+    let printed = text(&orch(&server, &["mcp", "connect", &id]).await);
+    let url = printed
+        .split_whitespace()
+        .find(|w| w.starts_with("http"))
+        .unwrap_or_else(|| panic!("no URL in {printed}"))
+        .to_owned();
+    assert!(url.contains("code_challenge_method=S256"), "{url}");
+    let callback = server.http().get(&url).send().await.unwrap();
+    assert_eq!(callback.status().as_u16(), 200);
+    let shown = json(&orch(&server, &["mcp", "get", &id, "--json"]).await);
+    assert_eq!(shown["oauthStatus"], "connected", "{shown}");
+    assert_eq!(shown["verificationStatus"], "verified", "{shown}");
+
+    let disconnected = text(&orch(&server, &["mcp", "disconnect", &id]).await);
+    assert!(disconnected.contains("disconnected"), "{disconnected}");
+    let state = guarded.state.lock().unwrap();
+    assert!(state.access_tokens.is_empty(), "revoked");
+    assert!(!state.revoked.is_empty());
+    for token in &state.revoked {
+        assert!(!printed.contains(token.as_str()) && !disconnected.contains(token.as_str()));
+    }
+}

@@ -4,7 +4,9 @@
 
 use crate::client::{Client, M, page_query};
 use crate::error::Result;
-use orchestrator_core::api::{Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest};
+use orchestrator_core::api::{
+    OAuthAuthorization, Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest,
+};
 use uuid::Uuid;
 
 /// The `/remote-mcp-servers` routes.
@@ -74,6 +76,29 @@ impl McpServers<'_> {
     pub async fn delete(&self, id: Uuid) -> Result<RemoteMcpServer> {
         self.client
             .data(self.client.request(M::DELETE, &Self::path(id, "")))
+            .await
+    }
+
+    /// `POST /remote-mcp-servers/:id/oauth/reconnect` (`authMode: oauth`):
+    /// the `authorization_url` an admin opens in a browser; the server's
+    /// callback then stores the tokens and verifies the server.
+    pub async fn oauth_reconnect(&self, id: Uuid) -> Result<OAuthAuthorization> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &Self::path(id, "/oauth/reconnect")),
+            )
+            .await
+    }
+
+    /// `POST /remote-mcp-servers/:id/oauth/disconnect`: revokes and deletes
+    /// the tokens; the record with `oauthStatus: disconnected`.
+    pub async fn oauth_disconnect(&self, id: Uuid) -> Result<RemoteMcpServer> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &Self::path(id, "/oauth/disconnect")),
+            )
             .await
     }
 }

@@ -1,4 +1,5 @@
-//! `orch mcp list|get|add|update|reverify|delete`: remote MCP servers
+//! `orch mcp list|get|add|update|reverify|connect|disconnect|delete`:
+//! remote MCP servers
 //! (admin). `add` and `update` read the server from a YAML or JSON file
 //! (the API's camelCase fields); the server verifies it before storing.
 //! Secret parameter values print as `********`; an `update` file may send
@@ -25,6 +26,11 @@ pub enum McpCommand {
     Update(UpdateArgs),
     /// Verify a stored server again and record the outcome.
     Reverify(IdArgs),
+    /// Start OAuth for a server with authMode oauth: prints the
+    /// authorization URL to open in a browser.
+    Connect(IdArgs),
+    /// Revoke and delete a server's OAuth tokens.
+    Disconnect(IdArgs),
     /// Delete a server.
     Delete(IdArgs),
 }
@@ -98,6 +104,13 @@ pub async fn run(global: &GlobalOpts, command: McpCommand) -> anyhow::Result<()>
             show(format, &servers.replace(args.id, &request).await?);
         }
         McpCommand::Reverify(args) => show(format, &servers.reverify(args.id).await?),
+        McpCommand::Connect(args) => {
+            let started = servers.oauth_reconnect(args.id).await?;
+            output::emit(format, &started, || {
+                fields(&[("authorization_url", started.authorization_url.clone())])
+            });
+        }
+        McpCommand::Disconnect(args) => show(format, &servers.oauth_disconnect(args.id).await?),
         McpCommand::Delete(args) => show(format, &servers.delete(args.id).await?),
     }
     Ok(())
@@ -123,6 +136,7 @@ fn show(format: OutputFormat, s: &RemoteMcpServer) {
             ("verification_error", opt(&s.verification_error)),
             ("verified_at", opt(&s.verified_at)),
             ("auth_mode", s.auth_mode.to_string()),
+            ("oauth_status", s.oauth_status.clone()),
             (
                 "parameters",
                 s.parameters

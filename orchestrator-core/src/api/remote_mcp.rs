@@ -155,3 +155,10 @@ pub struct RemoteMcpServer {
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
+
+/// `POST /remote-mcp-servers/:id/oauth/reconnect`: where the admin's browser
+/// goes to authorize orch (OAuth 2.1 authorization code with PKCE).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthAuthorization {
+    pub authorization_url: String,
+}

@@ -123,12 +123,6 @@ pub(crate) fn check(
         ));
     }
     let auth_mode = request.auth_mode.unwrap_or_default();
-    if auth_mode == McpAuthMode::Oauth {
-        return Err(Error::invalid_field(
-            "authMode",
-            "oauth is not available on this server yet; use parameterized with a secret header",
-        ));
-    }
     let parameters = request.parameters.as_deref().unwrap_or_default();
     if parameters.len() > MAX_PARAMETERS {
         return Err(Error::invalid_field(
@@ -254,6 +248,7 @@ pub(crate) fn target(endpoint: Url, clear: &[McpParameter], timeout_seconds: i32
         headers: pairs(ParameterPlacement::Header),
         query: pairs(ParameterPlacement::Query),
         timeout: Duration::from_secs(u64::try_from(timeout_seconds.max(1)).unwrap_or(1)),
+        bearer: None,
     }
 }
 

@@ -9,13 +9,15 @@
 //! `verified`, `deleted`) naming the server, never a parameter value.
 
 mod fields;
+mod oauth;
+mod oauth_flow;
 mod rows;
 mod sse_compat;
 mod verify;
 
 use crate::api::{
-    McpParameter, Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest, Timestamp,
-    TransportPreference, VerificationStatus,
+    McpAuthMode, McpParameter, Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest,
+    Timestamp, TransportPreference, VerificationStatus,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -32,9 +34,6 @@ use serde_json::{Value, json};
 use sqlx::types::Json;
 use uuid::Uuid;
 use verify::{Failure, Verified};
-
-/// `oauthStatus` of a server whose `authMode` is not `oauth`.
-const OAUTH_NOT_APPLICABLE: &str = "not_applicable";
 
 async fn record_event(
     tx: &mut Tx,
@@ -90,6 +89,29 @@ fn enabled_since(
     }
 }
 
+/// Whether a write keeps the server's OAuth tokens: it stays `oauth` on
+/// the same endpoint.
+fn keeps_oauth(stored: Option<&ServerRow>, checked: &Checked) -> bool {
+    checked.auth_mode == McpAuthMode::Oauth
+        && stored.is_some_and(|row| {
+            row.auth_mode == McpAuthMode::Oauth.as_str()
+                && row.endpoint_url == checked.endpoint.as_str()
+        })
+}
+
+/// `row` with the outcome of a successful verification.
+fn with_verified(mut row: ServerRow, verified: Option<Verified>, now: DateTime<Utc>) -> ServerRow {
+    if let Some(verified) = verified {
+        row.verification_status = VerificationStatus::Verified.as_str().into();
+        row.verification_error = None;
+        row.verification_failed_step = None;
+        row.resolved_transport = Some(verified.transport.as_str().into());
+        row.capabilities = Json(verified.capabilities);
+        row.verified_at = Some(now);
+    }
+    row
+}
+
 impl ControlPlane {
     /// Checks a body, refuses private endpoints (unless allowed), and
     /// verifies the server; nothing is written.
@@ -99,7 +121,7 @@ impl ControlPlane {
         id: Uuid,
         request: &RemoteMcpServerRequest,
         stored: Option<&ServerRow>,
-    ) -> Result<(Checked, Verified)> {
+    ) -> Result<(Checked, Option<Verified>)> {
         let checked = fields::check(self.secrets(), caller.tenant_id, id, request, stored)?;
         if !self.config().allow_private_network {
             let host = checked.endpoint.host_str().unwrap_or_default().to_owned();
@@ -113,13 +135,25 @@ impl ControlPlane {
         }
         let clear = open_parameters(self.secrets(), caller.tenant_id, id, &checked.sealed)?;
         let preference = request.transport_preference.unwrap_or_default();
-        let reached = target(
+        let mut reached = target(
             checked.endpoint.clone(),
             &clear,
             checked.call_timeout_seconds,
         );
+        if checked.auth_mode == McpAuthMode::Oauth {
+            // Verified with the bearer token once connected; before that
+            // (or after the endpoint changed) the server is stored
+            // unverified.
+            if !keeps_oauth(stored, &checked) {
+                return Ok((checked, None));
+            }
+            match self.oauth_bearer(caller.tenant_id, id).await? {
+                Some(token) => reached.bearer = Some(token),
+                None => return Ok((checked, None)),
+            }
+        }
         match verify::verify(&reached, preference).await {
-            Ok(verified) => Ok((checked, verified)),
+            Ok(verified) => Ok((checked, Some(verified))),
             Err(failure) => {
                 let failure = Failure {
                     reason: scrub(&failure.reason, &clear),
@@ -158,17 +192,23 @@ impl ControlPlane {
             auth_mode: checked.auth_mode.as_str().into(),
             enabled_by_default: enabled,
             enabled_since: enabled_since(enabled, None, now),
+            oauth_status: if checked.auth_mode == McpAuthMode::Oauth {
+                oauth::DISCONNECTED
+            } else {
+                oauth::NOT_APPLICABLE
+            }
+            .into(),
             parameters: Json(checked.sealed),
-            verification_status: VerificationStatus::Verified.as_str().into(),
+            verification_status: VerificationStatus::Unverified.as_str().into(),
             verification_error: None,
             verification_failed_step: None,
-            resolved_transport: Some(verified.transport.as_str().into()),
-            capabilities: Json(verified.capabilities),
-            verified_at: Some(now),
-            oauth_status: OAUTH_NOT_APPLICABLE.into(),
+            resolved_transport: None,
+            capabilities: Json(Default::default()),
+            verified_at: None,
             created_at: now,
             updated_at: now,
         };
+        let row = with_verified(row, verified, now);
         let mut tx = self.store().begin().await?;
         let row = save_row(&mut tx, &row, true).await?;
         record_event(
@@ -241,7 +281,18 @@ impl ControlPlane {
         let enabled = request
             .enabled_by_default_for_new_specialists
             .unwrap_or(false);
+        let oauth_status = match (checked.auth_mode, &verified) {
+            (McpAuthMode::Oauth, Some(_)) => oauth::CONNECTED.to_owned(),
+            (McpAuthMode::Oauth, None) if keeps_oauth(Some(&stored), &checked) => {
+                self.current_oauth_status(caller.tenant_id, id).await?
+            }
+            (McpAuthMode::Oauth, None) => oauth::DISCONNECTED.to_owned(),
+            _ => oauth::NOT_APPLICABLE.to_owned(),
+        };
+        let drop_tokens = !keeps_oauth(Some(&stored), &checked);
+        let unverified = checked.auth_mode == McpAuthMode::Oauth && verified.is_none();
         let row = ServerRow {
+            oauth_status,
             name: checked.name,
             description: checked.description,
             endpoint_url: checked.endpoint.to_string(),
@@ -255,16 +306,19 @@ impl ControlPlane {
             enabled_by_default: enabled,
             enabled_since: enabled_since(enabled, Some(&stored), now),
             parameters: Json(checked.sealed),
-            verification_status: VerificationStatus::Verified.as_str().into(),
-            verification_error: None,
-            verification_failed_step: None,
-            resolved_transport: Some(verified.transport.as_str().into()),
-            capabilities: Json(verified.capabilities),
-            verified_at: Some(now),
             updated_at: now,
             ..stored
         };
+        let mut row = with_verified(row, verified, now);
+        if unverified {
+            row.verification_status = VerificationStatus::Unverified.as_str().into();
+            row.verification_error = None;
+            row.verification_failed_step = None;
+        }
         let mut tx = self.store().begin().await?;
+        if drop_tokens {
+            oauth::delete(&mut tx, caller.tenant_id, id).await?;
+        }
         let row = save_row(&mut tx, &row, false).await?;
         record_event(
             &mut tx,
@@ -297,11 +351,26 @@ impl ControlPlane {
             let host = endpoint.host_str().unwrap_or_default().to_owned();
             crate::git::check_public_host("endpointUrl", &host).await?;
         }
-        let reached = target(endpoint, &clear, stored.call_timeout_seconds);
-        let outcome = verify::verify(&reached, stored.transport_preference()).await;
+        let mut reached = target(endpoint, &clear, stored.call_timeout_seconds);
+        let outcome = if stored.auth_mode == McpAuthMode::Oauth.as_str() {
+            match self.oauth_bearer(caller.tenant_id, id).await? {
+                Some(token) => {
+                    reached.bearer = Some(token);
+                    verify::verify(&reached, stored.transport_preference()).await
+                }
+                None => Err(Failure {
+                    step: "oauth",
+                    reason: "no usable OAuth token; connect the server (oauth/reconnect)".into(),
+                }),
+            }
+        } else {
+            verify::verify(&reached, stored.transport_preference()).await
+        };
         let now = Timestamp::now().as_datetime();
+        let oauth_status = self.current_oauth_status(caller.tenant_id, id).await?;
         let mut row = ServerRow {
             updated_at: now,
+            oauth_status,
             ..stored
         };
         match outcome {
@@ -387,7 +456,8 @@ impl ControlPlane {
 
     /// What claim credentials hand the assignee for server `id`: its
     /// endpoint, transport and parameters in clear (`parameters`), plus
-    /// `oauth_access_token` once OAuth is supported. `None` when the server
+    /// `oauth_access_token` (refreshed first when close to expiry; null
+    /// when not connected) for an OAuth server. `None` when the server
     /// is gone or no longer enabled by default.
     pub(crate) async fn mcp_claim_values(
         &self,
@@ -403,13 +473,17 @@ impl ControlPlane {
         }
         let clear: Vec<McpParameter> =
             open_parameters(self.secrets(), tenant_id, id, &row.parameters.0)?;
-        Ok(Some(json!({
+        let mut values = json!({
             "server_id": row.id,
             "name": row.name,
             "endpoint_url": row.endpoint_url,
             "transport": row.resolved_transport,
             "call_timeout_seconds": row.call_timeout_seconds,
             "parameters": clear,
-        })))
+        });
+        if row.auth_mode == McpAuthMode::Oauth.as_str() {
+            values["oauth_access_token"] = json!(self.oauth_bearer(tenant_id, id).await?);
+        }
+        Ok(Some(values))
     }
 }

@@ -28,6 +28,8 @@ pub(crate) struct Target {
     pub headers: Vec<(String, String)>,
     pub query: Vec<(String, String)>,
     pub timeout: Duration,
+    /// An OAuth access token, sent as `Authorization: Bearer`.
+    pub bearer: Option<String>,
 }
 
 impl Target {
@@ -203,8 +205,11 @@ async fn over_streamable_http(target: &Target) -> Result<Verified, Failure> {
                 }
                 map
             });
-    let config = StreamableHttpClientTransportConfig::with_uri(target.url().as_str())
+    let mut config = StreamableHttpClientTransportConfig::with_uri(target.url().as_str())
         .custom_headers(headers);
+    if let Some(token) = &target.bearer {
+        config = config.auth_header(token.clone());
+    }
     let transport = StreamableHttpClientTransport::with_client(http, config);
     let capabilities =
         run_session(transport, ProtocolVersion::V_2025_06_18, target.timeout).await?;
@@ -216,10 +221,18 @@ async fn over_streamable_http(target: &Target) -> Result<Verified, Failure> {
 
 async fn over_http_sse(target: &Target) -> Result<Verified, Failure> {
     let http = http_client(target.timeout)?;
+    let mut headers = target.header_map();
+    if let Some(value) = target
+        .bearer
+        .as_ref()
+        .and_then(|token| HeaderValue::from_str(&format!("Bearer {token}")).ok())
+    {
+        headers.insert(reqwest::header::AUTHORIZATION, value);
+    }
     let transport = bounded(
         "connect",
         target.timeout,
-        SseCompat::connect(http, target.url(), target.header_map(), &target.query),
+        SseCompat::connect(http, target.url(), headers, &target.query),
     )
     .await?;
     let capabilities =

@@ -34,7 +34,7 @@ fn first_value<'a>(req: &'a Req, name: &str) -> Option<&'a str> {
 
 /// `scheme://host[:port]` of the request; a host that is not a valid
 /// authority is ignored, so the card never carries header junk.
-fn base_url(req: &Req) -> String {
+pub(crate) fn base_url(req: &Req) -> String {
     let host = [first_value(req, "x-forwarded-host"), req.header("host")]
         .into_iter()
         .flatten()

@@ -663,6 +663,23 @@ pub(crate) fn table() -> Vec<Route> {
             Admin,
             remote_mcp::reverify,
         ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/remote-mcp-servers/{id}/oauth/reconnect",
+            Admin,
+            remote_mcp::oauth_reconnect,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/remote-mcp-servers/{id}/oauth/disconnect",
+            Admin,
+            remote_mcp::oauth_disconnect,
+        ),
+        Route::public(
+            M::GET,
+            "/api/v1/remote-mcp-servers/oauth/callback",
+            remote_mcp::oauth_callback,
+        ),
         // The operator dashboard (embedded assets; client-side routes under /ui)
         Route::public(M::GET, "/", crate::dashboard::index).unlimited(),
         Route::public(M::GET, "/ui", crate::dashboard::index).unlimited(),

@@ -57,3 +57,41 @@ pub(crate) async fn reverify(app: Arc<App>, req: Req) -> Result<Reply, ApiError>
         .await?;
     Ok(req.ok(&server))
 }
+
+/// `POST /remote-mcp-servers/:id/oauth/reconnect`: `{authorization_url}`;
+/// the callback is on the address the admin used.
+pub(crate) async fn oauth_reconnect(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let redirect_uri = format!(
+        "{}/api/v1/remote-mcp-servers/oauth/callback",
+        super::a2a::base_url(&req)
+    );
+    let started = app
+        .core
+        .reconnect_remote_mcp_oauth(req.caller()?, req.uuid("id")?, &redirect_uri)
+        .await?;
+    Ok(req.ok(&started))
+}
+
+/// `GET /remote-mcp-servers/oauth/callback?code&state` (public: the
+/// browser arrives here; the one-time state authenticates it). Answers
+/// `{data: server}` as JSON.
+pub(crate) async fn oauth_callback(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let server = app
+        .core
+        .finish_remote_mcp_oauth(
+            req.query_value("code").as_deref(),
+            req.query_value("state").as_deref(),
+            req.query_value("error").as_deref(),
+        )
+        .await?;
+    Ok(req.ok(&server))
+}
+
+/// `POST /remote-mcp-servers/:id/oauth/disconnect`.
+pub(crate) async fn oauth_disconnect(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let server = app
+        .core
+        .disconnect_remote_mcp_oauth(req.caller()?, req.uuid("id")?)
+        .await?;
+    Ok(req.ok(&server))
+}
