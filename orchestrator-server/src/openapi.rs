@@ -210,8 +210,8 @@ fn docs() -> Vec<Doc> {
         "One event record per frame; the SSE `event:` is the event type and `id:` the event id (resume with `Last-Event-ID` or `?after=`). Comment lines keep the connection alive.",
     );
     vec![
-        op(M::GET, "/healthz", "Liveness", ok::<Value>()),
-        op(M::GET, "/readyz", "Readiness (the database answers)", ok::<Value>()),
+        op(M::GET, "/healthz", "Liveness", ok::<Liveness>()),
+        op(M::GET, "/readyz", "Readiness (the database answers)", ok::<Readiness>()),
         op(M::GET, "/api/v1/version", "The server's version", ok::<ServerVersion>()),
         op(M::GET, "/metrics", "Prometheus metrics", Success::Text(&["text/plain; version=0.0.4"])),
         op(M::GET, "/api/v1/openapi.json", "This document", plain::<Value>()),
@@ -237,7 +237,7 @@ fn docs() -> Vec<Doc> {
         op(M::POST, "/api/v1/workers/register", "Register a worker", created::<RegisteredWorker>()).body::<RegisterWorker>(),
         op(M::GET, "/api/v1/workers", "List workers", page::<Worker>()).paged(),
         op(M::GET, "/api/v1/workers/{id}", "Get a worker", ok::<Worker>()),
-        op(M::POST, "/api/v1/workers/{id}/heartbeat", "Worker heartbeat", ok::<Value>()).body::<WorkerHeartbeat>(),
+        op(M::POST, "/api/v1/workers/{id}/heartbeat", "Worker heartbeat", ok::<WorkerHeartbeatAck>()).body::<WorkerHeartbeat>(),
         op(M::POST, "/api/v1/workers/{id}/next", "Claim the worker's next task", ok::<Task>()).body::<WorkerNext>().or_no_content(),
         op(M::POST, "/api/v1/workers/{id}/signal", "Send a signal to a connected worker", ok::<SignalSent>()).body::<SignalWorker>(),
         // Tasks
@@ -250,7 +250,7 @@ fn docs() -> Vec<Doc> {
         op(M::GET, "/api/v1/tasks/{id}/stream", "Follow a streaming task's events", events_sse)
             .param("after", CURSOR_AFTER, "Resume after this event id")
             .plain_error(StatusCode::CONFLICT, r#"{"type": "object", "required": ["error"], "properties": {"error": {"const": "task_not_streaming"}}}"#),
-        op(M::POST, "/api/v1/tasks/{id}/claim-credentials", "Resolve the credentials of a claimed task", ok::<Value>()).body::<ClaimCredentials>(),
+        op(M::POST, "/api/v1/tasks/{id}/claim-credentials", "Resolve the credentials of a claimed task", ok::<ClaimedCredentials>()).body::<ClaimCredentials>(),
         op(M::POST, "/api/v1/tasks/{id}/token", "A token limited to this task, for the assignee's command", created::<TaskToken>()).body::<IssueTaskToken>(),
         op(M::POST, "/api/v1/tasks/{id}/start", "Start a claimed task", ok::<Task>()).body::<StartTask>(),
         op(M::POST, "/api/v1/tasks/{id}/complete", "Complete a task", ok::<Task>()).body::<CompleteTask>(),
@@ -375,6 +375,12 @@ fn docs() -> Vec<Doc> {
         op(M::PUT, "/api/v1/remote-mcp-servers/{id}", "Replace a remote MCP server (verified first)", ok::<RemoteMcpServer>()).body::<RemoteMcpServerRequest>(),
         op(M::DELETE, "/api/v1/remote-mcp-servers/{id}", "Delete a remote MCP server", ok::<RemoteMcpServer>()),
         op(M::POST, "/api/v1/remote-mcp-servers/{id}/reverify", "Verify a stored remote MCP server again", ok::<RemoteMcpServer>()),
+        op(M::POST, "/api/v1/remote-mcp-servers/{id}/oauth/reconnect", "Start OAuth (authorization code with PKCE) for a server; open the returned URL", ok::<OAuthAuthorization>()),
+        op(M::POST, "/api/v1/remote-mcp-servers/{id}/oauth/disconnect", "Revoke and forget a server's OAuth tokens", ok::<RemoteMcpServer>()),
+        op(M::GET, "/api/v1/remote-mcp-servers/oauth/callback", "The OAuth redirect target: exchanges the code, stores the tokens, verifies the server", ok::<RemoteMcpServer>())
+            .param("code", TEXT, "The authorization code")
+            .param("state", TEXT, "The one-time state from reconnect")
+            .param("error", TEXT, "The authorization server's error, when it refused"),
         // Execution environments
         op(M::POST, "/api/v1/execution-environments", "Create an execution environment", created::<ExecutionEnvironment>()).body::<CreateExecutionEnvironment>(),
         op(M::GET, "/api/v1/execution-environments", "List execution environments", page::<ExecutionEnvironment>())

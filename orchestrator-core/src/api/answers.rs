@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 /// `GET /healthz`: the process answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Liveness {
     /// Always `ok`.
     pub status: String,
@@ -17,6 +18,7 @@ pub struct Liveness {
 
 /// `GET /readyz`: the process and its database answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Readiness {
     /// Always `ready` (a database that does not answer is a 503).
     pub status: String,
@@ -26,6 +28,7 @@ pub struct Readiness {
 
 /// `POST /workers/:id/heartbeat` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkerHeartbeatAck {
     /// Always true.
     pub ack: bool,
@@ -38,6 +41,7 @@ pub struct WorkerHeartbeatAck {
 /// `POST /tasks/:id/claim-credentials` answer: the values of the handles
 /// asked for (a kind not asked for is absent).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClaimedCredentials {
     /// The LLM provider's API key.
     #[serde(default, skip_serializing_if = "Option::is_none")]

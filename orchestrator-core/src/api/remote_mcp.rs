@@ -159,6 +159,7 @@ pub struct RemoteMcpServer {
 /// `POST /remote-mcp-servers/:id/oauth/reconnect`: where the admin's browser
 /// goes to authorize orch (OAuth 2.1 authorization code with PKCE).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct OAuthAuthorization {
     pub authorization_url: String,
 }
