@@ -313,3 +313,92 @@ async fn launch_watch_exits_zero_on_completed_and_non_zero_on_cancelled() {
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("cancelled"));
 }
+
+#[tokio::test]
+async fn rail_and_workspace_packet_through_the_binary() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Rail", "Rail repo").await;
+    let admin = server.admin();
+    let mut ids = Vec::new();
+    for name in ["Release 1", "Release 2", "Hotfix"] {
+        let created = admin
+            .workflows()
+            .create(&orchestrator_client::api::CreateWorkflow {
+                playbook_id,
+                workspace_id,
+                name: name.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        ids.push(created.id);
+    }
+
+    // The rail pages through every live workflow with --all; search narrows it.
+    let rail = json(
+        &orch(
+            &server,
+            &[
+                "workflows",
+                "rail",
+                "--per-page",
+                "1",
+                "--all",
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    let items = rail["items"].as_array().unwrap();
+    assert_eq!(items.len(), 3, "{rail}");
+    assert!(items.iter().all(|i| i["mode"] == "live"), "{rail}");
+    let found = json(
+        &orch(
+            &server,
+            &["workflows", "rail", "--search", "hotfix", "-o", "json"],
+        )
+        .await,
+    );
+    let found = found["items"].as_array().unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0]["id"], ids[2].to_string());
+    let table = orch(&server, &["workflows", "rail"]).await;
+    assert!(String::from_utf8_lossy(&table.stdout).contains("Release 2"));
+
+    // The packet of one workflow, and only one section with --tab-scope.
+    let packet = json(
+        &orch(
+            &server,
+            &["workflows", "workspace", &ids[0].to_string(), "-o", "json"],
+        )
+        .await,
+    );
+    assert_eq!(packet["workflow"]["id"], ids[0].to_string());
+    assert!(packet["board"]["columns"].is_array(), "{packet}");
+    assert!(packet["live_console"].is_object(), "{packet}");
+    let briefs = json(
+        &orch(
+            &server,
+            &[
+                "workflows",
+                "workspace",
+                &ids[0].to_string(),
+                "--tab-scope",
+                "briefs",
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert!(briefs["briefs"].is_object(), "{briefs}");
+    assert!(briefs["live_console"].is_null(), "{briefs}");
+    // An unknown workflow is "not found" (exit code 4).
+    let missing = orch(
+        &server,
+        &["workflows", "workspace", &uuid::Uuid::new_v4().to_string()],
+    )
+    .await;
+    assert_eq!(missing.status.code(), Some(4));
+}

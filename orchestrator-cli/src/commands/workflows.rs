@@ -1,4 +1,4 @@
-//! `orch workflows launch|list|get|events|redrive|pause|resume|cancel|board`.
+//! `orch workflows launch|list|get|events|redrive|pause|resume|cancel|board|rail|workspace`.
 //!
 //! `launch --watch` shows a live progress bar of the workflow's tasks (done
 //! out of all, with counts by state) until the workflow ends, then exits 0
@@ -18,6 +18,7 @@ use orchestrator_client::api::{
     PlanningWorkflow, RedriveWorkflow, TaskState, UpdateWorkItem, Workflow, WorkflowAction,
     WorkflowEventQuery, WorkflowFilter, WorkflowState,
 };
+use orchestrator_client::api::{RailQuery, WorkspacePacketQuery};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use uuid::Uuid;
@@ -60,6 +61,48 @@ pub enum WorkflowsCommand {
     Cancel(IdArg),
     /// Show the board: work items by column.
     Board(IdArg),
+    /// The operations rail: workflows live, recently ended or in history,
+    /// with what needs an operator.
+    #[command(
+        after_help = "Examples:\n  orch workflows rail --needs-action\n  orch workflows rail --mode history --search release --all"
+    )]
+    Rail(RailArgs),
+    /// One workflow's operations packet (detail, board, selection, live
+    /// console, briefs, history, deliverables), as JSON or YAML.
+    #[command(after_help = "Example:\n  orch workflows workspace 7d2a… --tab-scope briefs -o yaml")]
+    Workspace(WorkspaceArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RailArgs {
+    /// `live` (the default), `recent` (ended in the last 24 hours) or `history`.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Only workflows with a task escalated, failed or awaiting assessment.
+    #[arg(long)]
+    pub needs_action: bool,
+    /// `all` (the default), `planned` or `ongoing`.
+    #[arg(long)]
+    pub lifecycle: Option<String>,
+    /// Case-insensitive substring of the workflow's name.
+    #[arg(long)]
+    pub search: Option<String>,
+    #[command(flatten)]
+    pub page: PageArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WorkspaceArgs {
+    pub id: Uuid,
+    /// Select this work item.
+    #[arg(long)]
+    pub work_item: Option<Uuid>,
+    /// Select this task.
+    #[arg(long)]
+    pub task: Option<Uuid>,
+    /// Only this section: `live_console`, `briefs`, `history` or `deliverables`.
+    #[arg(long)]
+    pub tab_scope: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -692,6 +735,78 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
                 .act(args.id, "cancel", &WorkflowAction::default())
                 .await?;
             show_workflow(global, &workflow)
+        }
+        WorkflowsCommand::Rail(args) => {
+            let query = RailQuery {
+                mode: args.mode,
+                needs_action_only: args.needs_action.then_some(true),
+                lifecycle: args.lifecycle,
+                search: args.search,
+                ..Default::default()
+            };
+            let workflows = client.workflows();
+            let page = args
+                .page
+                .fetch(|p| {
+                    let query = RailQuery {
+                        page: Some(p.page),
+                        per_page: Some(p.per_page),
+                        ..query.clone()
+                    };
+                    let workflows = &workflows;
+                    async move { workflows.rail(&query).await }
+                })
+                .await?;
+            output::emit(global.format(), &page, || {
+                let mut t = table(&["id", "name", "state", "needs action", "tasks done", "mode"]);
+                for item in &page.items {
+                    let w = &item.item;
+                    let total: i64 = w.task_counts.values().sum();
+                    let done = w.task_counts.get("completed").copied().unwrap_or(0);
+                    t.add_row(vec![
+                        w.workflow.id.to_string(),
+                        w.workflow.name.clone(),
+                        w.workflow.state.as_str().to_owned(),
+                        if item.needs_action { "yes" } else { "" }.to_owned(),
+                        format!("{done}/{total}"),
+                        item.mode.clone(),
+                    ]);
+                }
+                t
+            });
+        }
+        WorkflowsCommand::Workspace(args) => {
+            let query = WorkspacePacketQuery {
+                work_item_id: args.work_item,
+                task_id: args.task,
+                tab_scope: args.tab_scope,
+                ..Default::default()
+            };
+            let packet = client.workflows().workspace_packet(args.id, &query).await?;
+            output::emit(global.format(), &packet, || {
+                let count = |n: Option<usize>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
+                fields(&[
+                    ("workflow", packet.workflow.workflow.name.clone()),
+                    ("state", packet.workflow.workflow.state.as_str().to_owned()),
+                    ("tasks", packet.workflow.tasks.len().to_string()),
+                    (
+                        "live console events",
+                        count(packet.live_console.as_ref().map(|c| c.events.len())),
+                    ),
+                    (
+                        "briefs",
+                        count(packet.briefs.as_ref().map(|b| b.handoffs.len())),
+                    ),
+                    (
+                        "history",
+                        count(packet.history.as_ref().map(|h| h.activations.len())),
+                    ),
+                    (
+                        "deliverables",
+                        count(packet.deliverables.as_ref().map(|d| d.tasks.len())),
+                    ),
+                ])
+            });
         }
         WorkflowsCommand::Board(args) => {
             let board = client.workflows().board(args.id).await?;
