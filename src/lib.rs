@@ -13,6 +13,7 @@
 //! `ORCH_TEST_DATABASE_URL=postgres://... cargo nextest run` (PostgreSQL).
 
 pub mod mcp_servers;
+pub mod recording;
 
 use orchestrator_client::Client;
 use orchestrator_client::api::{CreateApiKey, Scope};

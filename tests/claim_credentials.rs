@@ -5,53 +5,16 @@
 //! server's log output.
 
 use orchestrator_tests::TestServer;
+use orchestrator_tests::recording::{RecordingApi, server_log};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex, OnceLock};
 
 const API_KEY: &str = "sk-live-4242-secret-value";
 const HEADER_SECRET: &str = "org-secret-header-777";
 
-/// Everything the server logs in this test process, at debug level.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-/// Starts capturing the log output (once per process) and returns it.
-fn server_log() -> &'static Captured {
-    static LOG: OnceLock<Captured> = OnceLock::new();
-    LOG.get_or_init(|| {
-        let captured = Captured::default();
-        tracing_subscriber::fmt()
-            .with_env_filter("debug")
-            .with_ansi(false)
-            .with_writer(captured.clone())
-            .init();
-        captured
-    })
-}
-
 /// Asserts the captured log holds request lines and no secret.
 fn assert_log_has_no_secret() {
-    let text = String::from_utf8_lossy(&server_log().0.lock().unwrap()).into_owned();
+    let text = server_log().text();
     assert!(
         text.contains("/api/v1/settings/llm"),
         "the log was captured"
@@ -61,39 +24,20 @@ fn assert_log_has_no_secret() {
     }
 }
 
-struct Api<'a> {
-    server: &'a TestServer,
-    http: reqwest::Client,
-    /// Every body a GET answered (for the "never read back" check).
-    seen: std::sync::Mutex<Vec<String>>,
+/// The recording client, with this file's helpers.
+struct Api<'a>(RecordingApi<'a>);
+
+impl<'a> std::ops::Deref for Api<'a> {
+    type Target = RecordingApi<'a>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 impl<'a> Api<'a> {
     fn new(server: &'a TestServer) -> Self {
-        Self {
-            server,
-            http: server.http(),
-            seen: Default::default(),
-        }
-    }
-
-    async fn call(&self, method: &str, path: &str, key: &str, body: Value) -> (StatusCode, Value) {
-        let url = self.server.at(&format!("/api/v1{path}"));
-        let request = match method {
-            "GET" => self.http.get(url),
-            "PUT" => self.http.put(url).json(&body),
-            _ => self.http.post(url).json(&body),
-        };
-        let response = request.bearer_auth(key).send().await.unwrap();
-        let status = response.status();
-        let text = response.text().await.unwrap();
-        if method == "GET" {
-            self.seen.lock().unwrap().push(text.clone());
-        }
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
+        Self(RecordingApi::reads_only(server))
     }
 
     async fn ok(&self, method: &str, path: &str, key: &str, body: Value) -> Value {
@@ -249,7 +193,7 @@ async fn llm_settings_are_write_only_and_masked() {
         .await;
     assert_eq!(removed["api_key"], Value::Null);
     assert_eq!(removed["extra_headers"], json!({}));
-    for body in api.seen.lock().unwrap().iter() {
+    for body in api.bodies().iter() {
         assert!(
             !body.contains(API_KEY) && !body.contains(HEADER_SECRET),
             "{body}"
@@ -400,7 +344,7 @@ async fn the_assignee_resolves_handles_and_nobody_else_sees_secrets() {
     ] {
         api.ok("GET", &path, &admin, json!({})).await;
     }
-    for body in api.seen.lock().unwrap().iter() {
+    for body in api.bodies().iter() {
         assert!(
             !body.contains(API_KEY) && !body.contains(HEADER_SECRET),
             "{body}"

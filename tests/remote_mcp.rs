@@ -9,89 +9,25 @@ use orchestrator_tests::TestServer;
 use orchestrator_tests::mcp_servers::{
     SECRET, closed_port, legacy_server, plain_http_server, silent_server, streamable_server,
 };
+use orchestrator_tests::recording::{RecordingApi, server_log};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, OnceLock};
 
-/// Everything the server logs in this test process, at debug level.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+/// The recording client, with this file's helpers.
+struct Api<'a>(RecordingApi<'a>);
 
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
+impl<'a> std::ops::Deref for Api<'a> {
+    type Target = RecordingApi<'a>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
-
-fn server_log() -> &'static Captured {
-    static LOG: OnceLock<Captured> = OnceLock::new();
-    LOG.get_or_init(|| {
-        let captured = Captured::default();
-        tracing_subscriber::fmt()
-            .with_env_filter("debug")
-            .with_ansi(false)
-            .with_writer(captured.clone())
-            .init();
-        captured
-    })
-}
-
-/// HTTP to the control plane; remembers every body it read.
-struct Api<'a> {
-    server: &'a TestServer,
-    http: reqwest::Client,
-    seen: Mutex<Vec<String>>,
 }
 
 impl<'a> Api<'a> {
     fn new(server: &'a TestServer) -> Self {
-        Self {
-            server,
-            http: server.http(),
-            seen: Mutex::default(),
-        }
-    }
-
-    async fn call(&self, method: &str, path: &str, key: &str, body: Value) -> (StatusCode, Value) {
-        let url = self.server.at(&format!("/api/v1{path}"));
-        let request = match method {
-            "GET" => self.http.get(url),
-            "PUT" => self.http.put(url).json(&body),
-            "DELETE" => self.http.delete(url),
-            _ => self.http.post(url).json(&body),
-        };
-        let response = request.bearer_auth(key).send().await.unwrap();
-        let status = response.status();
-        let text = response.text().await.unwrap();
-        self.seen.lock().unwrap().push(text.clone());
-        (
-            status,
-            serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        )
-    }
-
-    async fn admin(&self, method: &str, path: &str, body: Value) -> (StatusCode, Value) {
-        self.call(method, path, &self.server.admin_key, body).await
-    }
-
-    async fn ok(&self, method: &str, path: &str, body: Value) -> Value {
-        let (status, value) = self.admin(method, path, body).await;
-        assert!(status.is_success(), "{method} {path}: {status} {value}");
-        value["data"].clone()
+        Self(RecordingApi::new(server))
     }
 
     async fn count(&self) -> u64 {
@@ -102,7 +38,7 @@ impl<'a> Api<'a> {
 
     /// Asserts no body read so far holds the secret.
     fn assert_no_secret_read(&self) {
-        for body in self.seen.lock().unwrap().iter() {
+        for body in self.bodies().iter() {
             assert!(!body.contains(SECRET), "a response held the secret: {body}");
         }
     }
@@ -134,7 +70,7 @@ fn names(record: &Value, kind: &str) -> Vec<String> {
 }
 
 fn assert_log_has_no_secret() {
-    let text = String::from_utf8_lossy(&server_log().0.lock().unwrap()).into_owned();
+    let text = server_log().text();
     assert!(
         text.contains("/api/v1/remote-mcp-servers"),
         "the log was captured"

@@ -572,54 +572,12 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 )
                 .await?
         }
-        TasksCommand::Retry(args) => {
-            tasks
-                .act(
-                    args.id,
-                    TaskOperation::Retry,
-                    &TaskAction {
-                        reason: args.reason,
-                        ..Default::default()
-                    },
-                )
-                .await?
-        }
-        TasksCommand::Skip(args) => {
-            tasks
-                .act(
-                    args.id,
-                    TaskOperation::Skip,
-                    &TaskAction {
-                        reason: args.reason,
-                        ..Default::default()
-                    },
-                )
-                .await?
-        }
+        TasksCommand::Retry(args) => act_with_reason(&tasks, TaskOperation::Retry, args).await?,
+        TasksCommand::Skip(args) => act_with_reason(&tasks, TaskOperation::Skip, args).await?,
         TasksCommand::Escalate(args) => {
-            tasks
-                .act(
-                    args.id,
-                    TaskOperation::Escalate,
-                    &TaskAction {
-                        reason: args.reason,
-                        ..Default::default()
-                    },
-                )
-                .await?
+            act_with_reason(&tasks, TaskOperation::Escalate, args).await?
         }
-        TasksCommand::Cancel(args) => {
-            tasks
-                .act(
-                    args.id,
-                    TaskOperation::Cancel,
-                    &TaskAction {
-                        reason: args.reason,
-                        ..Default::default()
-                    },
-                )
-                .await?
-        }
+        TasksCommand::Cancel(args) => act_with_reason(&tasks, TaskOperation::Cancel, args).await?,
         TasksCommand::Reassign(args) => {
             tasks
                 .act(
@@ -636,4 +594,23 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
     };
     show(global, &task);
     Ok(())
+}
+
+/// An operation whose only input is an optional reason (retry, skip,
+/// escalate, cancel).
+async fn act_with_reason(
+    tasks: &orchestrator_client::Tasks<'_>,
+    operation: TaskOperation,
+    args: ReasonArgs,
+) -> orchestrator_client::Result<orchestrator_client::api::Task> {
+    tasks
+        .act(
+            args.id,
+            operation,
+            &TaskAction {
+                reason: args.reason,
+                ..Default::default()
+            },
+        )
+        .await
 }
