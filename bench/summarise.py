@@ -1,15 +1,33 @@
 #!/usr/bin/env python3
-"""Turns one bench/run-all.sh result directory into a Markdown summary with
-the figures, the targets and the ratios to the baselines of the same run."""
+"""Turns one bench/run-all.sh result directory into a Markdown summary: the
+figures, orch's lifecycle rate as ratios to every baseline and peer of the
+same run, and the targets of issue 14 with met/missed.
+
+    python3 bench/summarise.py bench/results/<time> > summary.md
+
+Standard library only; bench/charts.py reuses `collect()` for its pictures.
+"""
 import json
 import pathlib
 import re
 import sys
 
-out = pathlib.Path(sys.argv[1])
+BACKENDS = ("sqlite", "postgres")
+TITLES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+
+# Issue 14's targets on the 2-core machine (client and server sharing it).
+TARGETS = {
+    "sqlite": {"lifecycle": 5000, "vs_engine": 1.0, "claim_p99": 5, "ingest": 250000, "wake_p99": 10, "rss": 150},
+    "postgres": {"lifecycle": 3000, "vs_pgbench": 3.0, "vs_peer": 1.0, "claim_p99": 10, "ingest": 200000, "wake_p99": 10, "rss": 150},
+}
+
+CHARTS = {
+    "tasks-per-s.svg": "lifecycle tasks/s, orch beside each baseline and peer",
+    "claim-latency.svg": "claim latency of the claim-latency run (open loop at half the max rate)",
+}
 
 
-def load(name):
+def load(out, name):
     path = out / name
     if not path.exists():
         return None
@@ -19,12 +37,72 @@ def load(name):
         return None
 
 
-def pgbench_tps():
+def pgbench_tps(out):
     path = out / "postgres-raw.txt"
     if not path.exists():
         return None
     m = re.search(r"tps = ([0-9.]+)", path.read_text())
     return float(m.group(1)) if m else None
+
+
+def baselines(out, backend):
+    """The baselines and peers of one backend in this run, each a dict:
+    label, tasks_per_s (what orch's end-to-end lifecycle is divided by),
+    kind ("engine", "raw", "peer") and `like`: (orch figure key, their
+    figure, what) for a like-for-like ratio where one exists."""
+    rows = []
+    if backend == "sqlite":
+        engine = load(out, "sqlite-engine.json")
+        if engine:
+            rows.append(dict(key="engine", kind="engine", tasks_per_s=engine["tasks_per_s"],
+                             label="engine only, one commit per step (Python sqlite3, one thread)",
+                             short="engine only\n(commit per step)",
+                             like=("drain_tasks_per_s", engine["drain_tasks_per_s"], "drain")))
+        batch = load(out, "sqlite-engine-batch.json")
+        if batch:
+            rows.append(dict(key="engine_batch", kind="engine", tasks_per_s=batch["tasks_per_s"],
+                             label=f"engine only, one commit per {batch['batch']} steps (group-commit ceiling)",
+                             short=f"engine only\n(commit per {batch['batch']} steps)",
+                             like=("drain_tasks_per_s", batch["drain_tasks_per_s"], "drain")))
+        raw = load(out, "sqlite-raw.json")
+        if raw:
+            rows.append(dict(key="sqlx", kind="raw", tasks_per_s=raw["tasks_per_s"],
+                             label=f"raw SQL through sqlx, one commit per step ({raw['agents']} tasks at once)",
+                             short="raw SQL via sqlx\n(commit per step)",
+                             like=("drain_tasks_per_s", raw["drain_tasks_per_s"], "drain")))
+    else:
+        tps = pgbench_tps(out)
+        if tps:
+            rows.append(dict(key="pgbench", kind="raw", tasks_per_s=tps,
+                             label="raw SQL under pgbench, one commit per step",
+                             short="raw SQL via pgbench\n(commit per step)", like=None))
+        for suffix, how in (("", "out of the box"), ("-batched", "own batching on")):
+            gw = load(out, f"postgres-graphile-worker{suffix}.json")
+            if not gw:
+                continue
+            key = "graphile" + suffix.replace("-", "_")
+            rows.append(dict(key=key, kind="peer", tasks_per_s=gw["end_to_end_jobs_per_s"],
+                             label=f"graphile-worker {gw['version']} ({how}), end to end (enqueue + drain)",
+                             short=f"graphile-worker\n{how}",
+                             like=("create_per_s", gw["enqueue_jobs_per_s"], "create vs enqueue")))
+            rows.append(dict(key=key + "_drain", kind="peer_drain", tasks_per_s=gw["drain_jobs_per_s"],
+                             label=f"graphile-worker {gw['version']} ({how}), drain only",
+                             short=f"graphile-worker drain\n{how}",
+                             like=("drain_tasks_per_s", gw["drain_jobs_per_s"], "drain")))
+    return rows
+
+
+def collect(out):
+    """Everything the summary and the charts show, per backend."""
+    out = pathlib.Path(out)
+    data = {}
+    for backend in BACKENDS:
+        reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream")}
+        rows = baselines(out, backend)
+        if not any(reports.values()) and not rows:
+            continue
+        data[backend] = dict(reports=reports, baselines=rows)
+    return data
 
 
 def f(v, digits=1):
@@ -41,54 +119,125 @@ def ratio(a, b):
     return f"{a / b:.2f}x"
 
 
-TARGETS = {
-    "sqlite": {"lifecycle": 5000, "claim_p99": 5, "ingest": 250000, "wake_p99": 10, "rss": 150},
-    "postgres": {"lifecycle": 3000, "claim_p99": 10, "ingest": 200000, "wake_p99": 10, "rss": 150},
-}
-
-print(f"Results: `{out}`\n")
-machine = out / "machine.txt"
-if machine.exists():
-    print("```\n" + machine.read_text().strip() + "\n```\n")
-
-for backend in ("sqlite", "postgres"):
-    noop = load(f"{backend}-noop.json")
-    life = load(f"{backend}-lifecycle.json")
-    claim = load(f"{backend}-claim-latency.json")
-    ingest = load(f"{backend}-ingest.json")
-    stream = load(f"{backend}-stream.json")
-    if not any([noop, life, claim, ingest, stream]):
-        continue
+def targets(backend, d):
+    """(figure, target, result, verdict) rows of issue 14's targets."""
     t = TARGETS[backend]
-    raw = load("sqlite-raw.json")["tasks_per_s"] if backend == "sqlite" and load("sqlite-raw.json") else None
-    if backend == "postgres":
-        raw = pgbench_tps()
+    r = d["reports"]
+    life = r["lifecycle"]["results"] if r["lifecycle"] else {}
+    tps = life.get("tasks_per_s")
+    by_key = {b["key"]: b for b in d["baselines"]}
+    rows = []
+
+    def row(figure, target, result, met, shown=None):
+        verdict = "not measured" if result is None else ("met" if met else "**missed**")
+        rows.append((figure, target, shown if shown is not None else f(result), verdict))
+
+    row("lifecycle tasks/s end to end over HTTP", f">= {t['lifecycle']:,}", tps, tps is not None and tps >= t["lifecycle"])
+    if backend == "sqlite":
+        e = by_key.get("engine")
+        x = tps / e["tasks_per_s"] if tps and e else None
+        row("lifecycle / engine-only per-step rate", f">= {t['vs_engine']:.1f}x", x, x is not None and x >= t["vs_engine"],
+            None if x is None else f"{x:.2f}x")
+    else:
+        p = by_key.get("pgbench")
+        x = tps / p["tasks_per_s"] if tps and p else None
+        row("lifecycle / pgbench per-step rate", f">= {t['vs_pgbench']:.1f}x", x, x is not None and x >= t["vs_pgbench"],
+            None if x is None else f"{x:.2f}x")
+        peers = [b for b in d["baselines"] if b["kind"] == "peer"]
+        best = max(peers, key=lambda b: b["tasks_per_s"]) if peers else None
+        x = tps / best["tasks_per_s"] if tps and best else None
+        row("lifecycle / graphile-worker end to end (its best variant in this run)", f"> {t['vs_peer']:.1f}x", x,
+            x is not None and x > t["vs_peer"], None if x is None else f"{x:.2f}x")
+    claim = r["claim-latency"]["results"].get("claim_p99_ms") if r["claim-latency"] else None
+    row("claim p99 ms at half the max rate", f"<= {t['claim_p99']}", claim, claim is not None and claim <= t["claim_p99"],
+        None if claim is None else f"{claim}")
+    ingest = r["ingest"]["results"].get("rows_per_s") if r["ingest"] else None
+    row("log ingest rows/s (batches of 500)", f">= {t['ingest']:,}", ingest, ingest is not None and ingest >= t["ingest"])
+    rss = (r["lifecycle"] or {}).get("server", {}).get("peak_rss_mib") if r["lifecycle"] else None
+    row("server peak RSS under lifecycle, MiB", f"<= {t['rss']}", rss, rss is not None and rss <= t["rss"])
+    wake = r["stream"]["results"].get("wakeup_p99_ms") if r["stream"] else None
+    row("wake-up p99 ms", f"<= {t['wake_p99']}", wake, wake is not None and wake <= t["wake_p99"],
+        None if wake is None else f"{wake}")
+    return rows
+
+
+def figures_table(backend, d):
+    r = d["reports"]
+    noop, life, claim, ingest, stream = (r[w] for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream"))
+    t = TARGETS[backend]
     noop_rps = noop["results"]["requests_per_s"] if noop else None
     ceiling = noop_rps / 4 if noop_rps else None
-    print(f"### {backend}\n")
     print("| figure | result | target | ratio |")
     print("|---|---|---|---|")
     if noop:
         print(f"| no-op `GET /auth/me`, requests/s ({noop['parameters']['clients']} clients) | {f(noop_rps)} | - | ceiling for lifecycle = requests/s / 4 = {f(ceiling)} tasks/s |")
     if life:
-        r = life["results"]
-        tps = r["tasks_per_s"]
-        print(f"| lifecycle tasks/s end to end ({r['tasks_completed']} tasks, {life['parameters']['agents']} agents) | {f(tps)} | >= {f(t['lifecycle'])} | {ratio(tps, raw)} of raw SQL ({f(raw)}), {ratio(tps, ceiling)} of the no-op ceiling |")
-        print(f"| lifecycle drain (claim+start+complete) tasks/s | {f(r['drain_tasks_per_s'])} | - | - |")
-        print(f"| lifecycle create tasks/s | {f(r['create_per_s'])} | - | - |")
-        for route, l in life["latency_ms"].items():
-            print(f"| lifecycle `{route}` p50 / p95 / p99 / max ms | {l['p50_ms']} / {l['p95_ms']} / {l['p99_ms']} / {l['max_ms']} | - | - |")
+        res = life["results"]
+        tps = res["tasks_per_s"]
+        print(f"| lifecycle tasks/s end to end ({res['tasks_completed']} tasks, {life['parameters']['agents']} agents) | {f(tps)} | >= {f(t['lifecycle'])} | {ratio(tps, ceiling)} of the no-op ceiling; baselines below |")
+        print(f"| lifecycle drain (claim+start+complete) tasks/s | {f(res['drain_tasks_per_s'])} | - | - |")
+        print(f"| lifecycle create tasks/s | {f(res['create_per_s'])} | - | - |")
+        for route, lat in life["latency_ms"].items():
+            print(f"| lifecycle `{route}` p50 / p95 / p99 / max ms | {lat['p50_ms']} / {lat['p95_ms']} / {lat['p99_ms']} / {lat['max_ms']} | - | - |")
         if life.get("server"):
             print(f"| server peak RSS under lifecycle, MiB | {life['server']['peak_rss_mib']} | <= {t['rss']} | - |")
     if claim:
-        r = claim["results"]
-        print(f"| claim max rate (closed loop, claim+complete)/s | {f(r['max_rate_per_s'])} | - | - |")
-        print(f"| claim p50 / p99 ms at {f(r['target_rate_per_s'])}/s (half max, open loop) | {r['claim_p50_ms']} / {r['claim_p99_ms']} | p99 <= {t['claim_p99']} | - |")
+        res = claim["results"]
+        print(f"| claim max rate (closed loop, claim+complete)/s | {f(res['max_rate_per_s'])} | - | - |")
+        print(f"| claim p50 / p99 ms at {f(res['target_rate_per_s'])}/s (half max, open loop) | {res['claim_p50_ms']} / {res['claim_p99_ms']} | p99 <= {t['claim_p99']} | - |")
     if ingest:
-        r = ingest["results"]
-        l = ingest["latency_ms"].get("POST /logs/ingest", {})
-        print(f"| log ingest rows/s (batches of {ingest['parameters']['batch']}, {ingest['parameters']['clients']} clients) | {f(r['rows_per_s'])} | >= {f(t['ingest'])} | request p50 / p99 {l.get('p50_ms')} / {l.get('p99_ms')} ms |")
+        res = ingest["results"]
+        lat = ingest["latency_ms"].get("POST /logs/ingest", {})
+        print(f"| log ingest rows/s (batches of {ingest['parameters']['batch']}, {ingest['parameters']['clients']} clients) | {f(res['rows_per_s'])} | >= {f(t['ingest'])} | request p50 / p99 {lat.get('p50_ms')} / {lat.get('p99_ms')} ms |")
     if stream:
-        r = stream["results"]
-        print(f"| wake-up latency p50 / p99 ms | {r['wakeup_p50_ms']} / {r['wakeup_p99_ms']} | p99 <= {t['wake_p99']} | missed {r['missed']} |")
+        res = stream["results"]
+        print(f"| wake-up latency p50 / p99 ms | {res['wakeup_p50_ms']} / {res['wakeup_p99_ms']} | p99 <= {t['wake_p99']} | missed {res['missed']} |")
     print()
+
+
+def baselines_table(d):
+    life = d["reports"]["lifecycle"]
+    res = life["results"] if life else {}
+    tps = res.get("tasks_per_s")
+    if not d["baselines"]:
+        return
+    print(f"orch lifecycle end to end: **{f(tps)} tasks/s**, as a ratio to each baseline and peer measured in this run:\n")
+    print("| baseline / peer | its tasks/s | orch / it | like for like |")
+    print("|---|---|---|---|")
+    for b in d["baselines"]:
+        like = "-"
+        if b["like"]:
+            key, theirs, what = b["like"]
+            like = f"{what}: {f(res.get(key))} / {f(theirs)} = {ratio(res.get(key), theirs)}"
+        print(f"| {b['label']} | {f(b['tasks_per_s'])} | {ratio(tps, b['tasks_per_s'])} | {like} |")
+    print()
+
+
+def main():
+    out = pathlib.Path(sys.argv[1])
+    data = collect(out)
+    print(f"Results: `{out}`\n")
+    machine = out / "machine.txt"
+    if machine.exists():
+        print("```\n" + machine.read_text().strip() + "\n```\n")
+    if data:
+        print("### Targets\n")
+        print("| backend | figure | target | result | verdict |")
+        print("|---|---|---|---|---|")
+        for backend, d in data.items():
+            for figure, target, result, verdict in targets(backend, d):
+                print(f"| {TITLES[backend]} | {figure} | {target} | {result} | {verdict} |")
+        print()
+    for backend, d in data.items():
+        print(f"### {TITLES[backend]}\n")
+        figures_table(backend, d)
+        baselines_table(d)
+    charts = [(name, what) for name, what in CHARTS.items() if (out / name).exists()]
+    if charts:
+        print("### Charts\n")
+        for name, what in charts:
+            print(f"![{what}]({name})\n")
+
+
+if __name__ == "__main__":
+    main()
