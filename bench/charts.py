@@ -156,7 +156,13 @@ def main():
         args.publish.mkdir(parents=True, exist_ok=True)
         for name in drawn:
             shutil.copyfile(args.results / name, args.publish / name)
-        (args.publish / "SOURCE").write_text(f"{args.results}\n")
+        # Which run the published charts show, for BENCHMARKS.md's caption.
+        machine = args.results / "machine.txt"
+        params = {b: d["reports"]["lifecycle"]["parameters"] for b, d in data.items() if d["reports"]["lifecycle"]}
+        (args.publish / "SOURCE").write_text(
+            f"results: {args.results}\n"
+            + "".join(f"{b} lifecycle: {p}\n" for b, p in params.items())
+            + (machine.read_text() if machine.exists() else ""))
     print(f"charts: {', '.join(drawn) or 'none (no reports)'} in {args.results}"
           + (f", copied to {args.publish}" if args.publish and drawn else ""))
 

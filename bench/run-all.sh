@@ -44,7 +44,8 @@ if [ "${ORCH_BENCH_NO_BUILD:-0}" != 1 ]; then
   echo "building (release)..." >&2
   cargo build --release --locked -p orchestrator-cli --bin orch --example raw_sqlite_lifecycle >&2
 fi
-TARGET_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+# CARGO_TARGET_DIR, when set, is where cargo builds anyway: no need to ask.
+TARGET_DIR="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
 ORCH="$TARGET_DIR/release/orch"
 RAW_SQLITE="$TARGET_DIR/release/examples/raw_sqlite_lifecycle"
 
