@@ -7,7 +7,8 @@ bench/.venv, see bench/requirements.txt; works offline):
   claim-latency.svg  the claim-latency run per backend: p50/p95/p99/max of a
                      claim from its arrival (open loop, what the target is
                      about) and of the request alone, with the p99 target;
-                     a CDF instead when the report carries `quantiles_ms`
+                     a CDF instead when a route's summary carries
+                     `quantiles_ms` ({"0.5": ms, ...} or [[quantile, ms], ...])
 
     bench/.venv/bin/python bench/charts.py bench/results/<time> [--publish bench/charts] [--png]
 
@@ -104,11 +105,13 @@ def claim_latency(data, path):
                 q = lat.get(route, {}).get("quantiles_ms")
                 if not q:
                     continue
-                points = sorted((float(k), v) for k, v in q.items())
+                # {"0.5": ms, ...} or [[quantile, ms], ...]
+                pairs = q.items() if isinstance(q, dict) else q
+                points = sorted((float(k), float(v)) for k, v in pairs)
                 ax.plot([v for _, v in points], [k * 100 for k, _ in points], label=label, color=colour)
-            ax.axvline(target, color="black", linestyle="--", linewidth=1)
+            ax.axvline(target, color="black", linestyle="--", linewidth=1, label=f"p99 target {target} ms")
             ax.axhline(99, color="grey", linestyle=":", linewidth=1)
-            ax.text(target, 2, f" p99 target {target} ms", va="bottom")
+            ax.set_ylim(0, 101)
             ax.set_xscale("log")
             ax.set_xlabel("latency, ms (log)")
             ax.set_ylabel("% of claims at or below")
@@ -124,13 +127,12 @@ def claim_latency(data, path):
                 for bar, v in zip(bars, values):
                     ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height(), f"{v:.1f}", ha="center", va="bottom", fontsize=7)
             ax.set_xticks(range(len(stats)), [s.removesuffix("_ms") for s in stats])
-            ax.axhline(target, color="black", linestyle="--", linewidth=1)
-            ax.text(-0.45, target, f"p99 target {target} ms", va="bottom")
+            ax.axhline(target, color="black", linestyle="--", linewidth=1, label=f"p99 target {target} ms")
             ax.set_ylabel("ms (lower is better)")
         res = report["results"]
         ax.set_title(f"{TITLES[b]}: {res['claims']:,} claims at {res['achieved_rate_per_s']:,.0f}/s "
                      f"(half of {res['max_rate_per_s']:,.0f}/s)", fontsize=9)
-        ax.legend(frameon=False, loc="upper left")
+        ax.legend(frameon=False, loc="lower right" if ax.get_xscale() == "log" else "upper left")
     fig.suptitle("Claim latency at half the maximum claim rate")
     fig.tight_layout()
     fig.savefig(path, metadata=SVG_META if str(path).endswith(".svg") else None, dpi=110)
