@@ -57,6 +57,7 @@ RAW_SQLITE="$TARGET_DIR/release/examples/raw_sqlite_lifecycle"
   echo "memory: $(grep MemTotal /proc/meminfo | awk '{print $2/1024/1024 " GiB"}')"
   echo "kernel: $(uname -r)"
   echo "postgres: $(psql "$PG_URL" -Atc 'SHOW server_version' 2>/dev/null || echo n/a)"
+  echo "temp dir: ${TMPDIR:-/tmp} on $(df --output=fstype "${TMPDIR:-/tmp}" 2>/dev/null | tail -1) (SQLite data of orch and the baselines)"
   echo "loadavg at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/machine.txt"
 cat "$OUT/machine.txt" >&2

@@ -55,13 +55,13 @@ def baselines(out, backend):
         engine = load(out, "sqlite-engine.json")
         if engine:
             rows.append(dict(key="engine", kind="engine", tasks_per_s=engine["tasks_per_s"],
-                             label="engine only, one commit per step (Python sqlite3, one thread)",
+                             label=f"engine only, one commit per step (Python sqlite3, one thread, {engine.get('filesystem', '?')})",
                              short="engine only\n(commit per step)",
                              like=("drain_tasks_per_s", engine["drain_tasks_per_s"], "drain")))
         batch = load(out, "sqlite-engine-batch.json")
         if batch:
             rows.append(dict(key="engine_batch", kind="engine", tasks_per_s=batch["tasks_per_s"],
-                             label=f"engine only, one commit per {batch['batch']} steps (group-commit ceiling)",
+                             label=f"engine only, one commit per {batch['batch']} steps (group-commit ceiling, {batch.get('filesystem', '?')})",
                              short=f"engine only\n(commit per {batch['batch']} steps)",
                              like=("drain_tasks_per_s", batch["drain_tasks_per_s"], "drain")))
         raw = load(out, "sqlite-raw.json")

@@ -175,6 +175,23 @@ def uuid7():
     return bytes(raw)
 
 
+def filesystem(path):
+    """The type of the filesystem holding `path` (ext4, tmpfs, ...): per-step
+    commits cost several times more on a disk filesystem than on tmpfs."""
+    path = os.path.realpath(path)
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/mounts") as mounts:
+            for line in mounts:
+                fields = line.split()
+                point = fields[1]
+                if (path == point or path.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+                    best, kind = point, fields[2]
+    except OSError:
+        pass
+    return kind
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=10_000)
@@ -197,6 +214,7 @@ def main():
         db.executescript(SCHEMA)
         result = run(db, args)
         db.close()
+        result["filesystem"] = filesystem(os.path.dirname(os.path.abspath(path)))
     result.update(
         sqlite_version=sqlite3.sqlite_version,
         python=platform.python_version(),
