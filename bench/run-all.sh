@@ -11,7 +11,9 @@
 #   SQLite      bench/raw/sqlite_engine.py (the engine alone, Python sqlite3,
 #               one commit per step, then one commit per ORCH_BENCH_ENGINE_BATCH
 #               steps) and the raw_sqlx example (same SQL through sqlx)
-#   PostgreSQL  pgbench with bench/raw/pg_lifecycle.sql, and the peer
+#   PostgreSQL  pgbench with bench/raw/pg_lifecycle.sql (one commit per step,
+#               then ORCH_BENCH_ENGINE_BATCH steps per commit from
+#               ORCH_BENCH_PG_WRITERS connections), and the peer
 #               graphile-worker (bench/peers/graphile-worker: out of the box,
 #               then with its own batching) on the same server
 #
@@ -35,6 +37,7 @@ TASKS="${ORCH_BENCH_TASKS:-10000}"
 AGENTS="${ORCH_BENCH_AGENTS:-32}"
 SECONDS_PER_RUN="${ORCH_BENCH_SECONDS:-10}"
 ENGINE_BATCH="${ORCH_BENCH_ENGINE_BATCH:-256}"
+PG_WRITERS="${ORCH_BENCH_PG_WRITERS:-2}"
 PUBLISH="${ORCH_BENCH_PUBLISH:-1}"
 GW_DIR=bench/peers/graphile-worker
 OUT="bench/results/$(date -u +%Y%m%dT%H%M%SZ)"
@@ -116,6 +119,11 @@ for backend in $BACKENDS; do
     raw_url="$(fresh_db "$db")"
     psql "$raw_url" -q -f bench/raw/pg_schema.sql
     pgbench -n -f bench/raw/pg_lifecycle.sql -c "$AGENTS" -j 2 -T "$SECONDS_PER_RUN" "$raw_url" > "$OUT/postgres-raw.txt" 2>&1 || true
+    # The same SQL with ENGINE_BATCH steps per commit from a small writer set:
+    # the group-commit ceiling on PostgreSQL (tasks/s = tps * lifecycles).
+    echo "== raw postgres lifecycle, $((ENGINE_BATCH / 4)) lifecycles per transaction, $PG_WRITERS writers (pgbench)" >&2
+    python3 bench/raw/pg_lifecycle_batched.py "$(( ENGINE_BATCH / 4 > 0 ? ENGINE_BATCH / 4 : 1 ))" > "$OUT/pg_lifecycle_batched.sql"
+    pgbench -n -f "$OUT/pg_lifecycle_batched.sql" -c "$PG_WRITERS" -j "$PG_WRITERS" -T "$SECONDS_PER_RUN" "$raw_url" > "$OUT/postgres-raw-batch.txt" 2>&1 || true
     drop_db "$db"
     if [ "$PEER" = 1 ]; then
       # Out of the box, then with graphile-worker's own batching (a local

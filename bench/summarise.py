@@ -37,18 +37,32 @@ def load(out, name):
         return None
 
 
-def pgbench_tps(out):
-    path = out / "postgres-raw.txt"
+def pgbench_tps(out, name="postgres-raw.txt"):
+    path = out / name
     if not path.exists():
         return None
     m = re.search(r"tps = ([0-9.]+)", path.read_text())
     return float(m.group(1)) if m else None
 
 
+def pgbench_batch(out):
+    """(tasks/s, lifecycles per transaction, writers) of the batched pgbench
+    run: its script names the lifecycles, its output the clients."""
+    script, result = out / "pg_lifecycle_batched.sql", out / "postgres-raw-batch.txt"
+    tps = pgbench_tps(out, result.name)
+    if tps is None or not script.exists():
+        return None
+    k = re.search(r"lifecycles per transaction: (\d+)", script.read_text())
+    clients = re.search(r"number of clients: (\d+)", result.read_text())
+    if not k:
+        return None
+    return tps * int(k.group(1)), int(k.group(1)), int(clients.group(1)) if clients else None
+
+
 def baselines(out, backend):
     """The baselines and peers of one backend in this run, each a dict:
     label, tasks_per_s (what orch's end-to-end lifecycle is divided by),
-    kind ("engine", "raw", "peer") and `like`: (orch figure key, their
+    kind ("engine", "ceiling", "raw", "peer", "peer_drain") and `like`: (orch figure key, their
     figure, what) for a like-for-like ratio where one exists."""
     rows = []
     if backend == "sqlite":
@@ -60,7 +74,7 @@ def baselines(out, backend):
                              like=("drain_tasks_per_s", engine["drain_tasks_per_s"], "drain")))
         batch = load(out, "sqlite-engine-batch.json")
         if batch:
-            rows.append(dict(key="engine_batch", kind="engine", tasks_per_s=batch["tasks_per_s"],
+            rows.append(dict(key="engine_batch", kind="ceiling", tasks_per_s=batch["tasks_per_s"],
                              label=f"engine only, one commit per {batch['batch']} steps (group-commit ceiling, {batch.get('filesystem', '?')})",
                              short=f"engine only\n(commit per {batch['batch']} steps)",
                              like=("drain_tasks_per_s", batch["drain_tasks_per_s"], "drain")))
@@ -76,6 +90,12 @@ def baselines(out, backend):
             rows.append(dict(key="pgbench", kind="raw", tasks_per_s=tps,
                              label="raw SQL under pgbench, one commit per step",
                              short="raw SQL via pgbench\n(commit per step)", like=None))
+        batch = pgbench_batch(out)
+        if batch:
+            rate, k, writers = batch
+            rows.append(dict(key="pgbench_batch", kind="ceiling", tasks_per_s=round(rate, 1),
+                             label=f"raw SQL under pgbench, {k} lifecycles ({4 * k} steps) per commit, {writers} writers, statements one round trip each (batched commits, uncoalesced)",
+                             short=f"raw SQL via pgbench\n(commit per {4 * k} steps)", like=None))
         for suffix, how in (("", "out of the box"), ("-batched", "own batching on")):
             gw = load(out, f"postgres-graphile-worker{suffix}.json")
             if not gw:
