@@ -26,6 +26,9 @@
 const { Pool } = require("pg");
 const { run, runMigrations, makeWorkerUtils, Logger } = require("graphile-worker");
 
+/** A bad command line: reported as one line, without a stack. */
+class UsageError extends Error {}
+
 function parseArgs(argv) {
   const opts = {
     url: process.env.ORCH_BENCH_GW_URL,
@@ -46,16 +49,16 @@ function parseArgs(argv) {
   for (let i = 2; i < argv.length; i += 2) {
     const key = names[argv[i]];
     if (!key || argv[i + 1] === undefined) {
-      throw new Error(`unknown or incomplete argument ${argv[i]} (known: ${Object.keys(names).join(", ")})`);
+      throw new UsageError(`unknown or incomplete argument ${argv[i]} (known: ${Object.keys(names).join(", ")})`);
     }
     opts[key] = key === "url" ? argv[i + 1] : Number(argv[i + 1]);
     if (key !== "url" && !Number.isInteger(opts[key])) {
-      throw new Error(`${argv[i]} needs an integer, got ${argv[i + 1]}`);
+      throw new UsageError(`${argv[i]} needs an integer, got ${argv[i + 1]}`);
     }
   }
-  if (!opts.url) throw new Error("--url (or ORCH_BENCH_GW_URL) is required");
+  if (!opts.url) throw new UsageError("--url (or ORCH_BENCH_GW_URL) is required");
   if (opts.jobs < 1 || opts.clients < 1 || opts.concurrency < 1) {
-    throw new Error("--jobs, --clients and --concurrency must be at least 1");
+    throw new UsageError("--jobs, --clients and --concurrency must be at least 1");
   }
   return opts;
 }
@@ -171,6 +174,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`graphile-worker bench: ${err.stack || err}`);
+  console.error(`graphile-worker bench: ${err instanceof UsageError ? err.message : err.stack || err}`);
   process.exit(1);
 });
