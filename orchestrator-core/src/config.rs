@@ -9,6 +9,12 @@ pub struct CoreConfig {
     pub database_url: String,
     /// Connection pool upper bound.
     pub max_connections: u32,
+    /// Writer connections with group commit (0: the backend's default; see
+    /// [`crate::store::StoreOptions::writers`]).
+    pub db_writers: u32,
+    /// How many requests one commit may carry and how long the first may
+    /// wait (see [`crate::store::GroupCommit`]).
+    pub group_commit: crate::store::GroupCommit,
     /// Master secret; generated and stored in the database when absent.
     pub secret_key: Option<String>,
     /// An `orch_admin_...` key made valid for the default tenant at start.
@@ -58,6 +64,8 @@ impl CoreConfig {
         Self {
             database_url: database_url.into(),
             max_connections: 10,
+            db_writers: 0,
+            group_commit: crate::store::GroupCommit::default(),
             secret_key: None,
             bootstrap_admin_key: None,
             bootstrap_service_key: None,

@@ -4,8 +4,11 @@
 
 use crate::api::{Event, Timestamp};
 use crate::caller::Caller;
-use crate::error::Result;
-use crate::store::{Tx, on_db};
+use crate::error::{Error, Result};
+use crate::store::{Access, Db, Tx, on_db};
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
@@ -67,33 +70,142 @@ impl From<EventRow> for Event {
     }
 }
 
-/// Appends an event in `tx`, acted by `caller` in the caller's tenant, and
-/// queues it for publication when `tx` commits.
+/// The columns an event insert writes, and what it returns.
+const INSERT_COLUMNS: &str = "tenant_id, type, entity_type, entity_id, workflow_id, workspace_id, \
+     actor_type, actor_id, data, created_at";
+const INSERT_COLUMN_COUNT: usize = 10;
+const RETURNING: &str = " RETURNING id, type, entity_type, entity_id, workflow_id, workspace_id, \
+     actor_type, actor_id, data, created_at";
+
+/// Most events one statement inserts (SQLite allows 32,766 parameters).
+const EVENTS_PER_STATEMENT: usize = 1000;
+
+/// An event ready to insert: the request's event with its tenant, actor and
+/// time resolved.
+struct PendingEvent {
+    tenant_id: Uuid,
+    event_type: String,
+    entity_type: String,
+    entity_id: Uuid,
+    workflow_id: Option<Uuid>,
+    workspace_id: Option<Uuid>,
+    actor_type: String,
+    actor_id: Option<Uuid>,
+    data: Value,
+    created_at: DateTime<Utc>,
+}
+
+impl PendingEvent {
+    fn new(caller: &Caller, tenant_id: Uuid, event: NewEvent<'_>) -> Self {
+        Self {
+            tenant_id,
+            event_type: event.event_type.to_owned(),
+            entity_type: event.entity_type.to_owned(),
+            entity_id: event.entity_id,
+            workflow_id: event.workflow_id,
+            workspace_id: event.workspace_id,
+            actor_type: caller.owner_type.clone(),
+            actor_id: caller.owner_id.or(Some(caller.key_id)),
+            data: event.data,
+            created_at: Timestamp::now().as_datetime(),
+        }
+    }
+}
+
+/// Inserts `rows` in one statement and answers them as events, in id order.
+async fn insert(db: &mut (impl Access + ?Sized), rows: &[PendingEvent]) -> Result<Vec<Event>> {
+    let sqlite = matches!(Access::db(db), Db::Sqlite(_));
+    let mut sql = format!("INSERT INTO events ({INSERT_COLUMNS}) VALUES ");
+    let mut n = 0;
+    for i in 0..rows.len() {
+        if i > 0 {
+            sql.push(',');
+        }
+        sql.push('(');
+        for j in 0..INSERT_COLUMN_COUNT {
+            if j > 0 {
+                sql.push(',');
+            }
+            // Anonymous placeholders on SQLite: sqlx looks each `$N` up by
+            // name, a linear search per parameter.
+            if sqlite {
+                sql.push('?');
+            } else {
+                n += 1;
+                sql.push_str(&format!("${n}"));
+            }
+        }
+        sql.push(')');
+    }
+    sql.push_str(RETURNING);
+    let mut inserted: Vec<EventRow> = on_db!(db, c => {
+        let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
+        for row in rows {
+            query = query
+                .bind(row.tenant_id)
+                .bind(row.event_type.as_str())
+                .bind(row.entity_type.as_str())
+                .bind(row.entity_id)
+                .bind(row.workflow_id)
+                .bind(row.workspace_id)
+                .bind(row.actor_type.as_str())
+                .bind(row.actor_id)
+                .bind(Json(&row.data))
+                .bind(row.created_at);
+        }
+        query.fetch_all(c).await
+    })?;
+    inserted.sort_by_key(|row| row.id);
+    Ok(inserted.into_iter().map(Event::from).collect())
+}
+
+/// Writes the events the requests of one write batch deferred
+/// ([`crate::store::FlushFn`]).
+fn flush(
+    db: &mut dyn Access,
+    rows: Vec<Box<dyn Any + Send>>,
+) -> Pin<Box<dyn Future<Output = Result<Vec<Event>>> + Send + '_>> {
+    let rows: Vec<PendingEvent> = rows
+        .into_iter()
+        .filter_map(|row| row.downcast::<PendingEvent>().ok().map(|row| *row))
+        .collect();
+    Box::pin(async move {
+        let mut events = Vec::with_capacity(rows.len());
+        for chunk in rows.chunks(EVENTS_PER_STATEMENT) {
+            events.extend(insert(db, chunk).await?);
+        }
+        Ok(events)
+    })
+}
+
+/// Appends an event to `tx`, acted by `caller` in the caller's tenant. The
+/// row is written with the other events of `tx`'s write batch, in one
+/// statement just before the batch commits, and published after the commit
+/// ([`Tx::defer`]): nothing reads an event back in the transaction that
+/// records it.
 pub(crate) async fn record(
     tx: &mut Tx,
     caller: &Caller,
     tenant_id: Uuid,
     event: NewEvent<'_>,
+) -> Result<()> {
+    tx.defer("event", flush, PendingEvent::new(caller, tenant_id, event));
+    Ok(())
+}
+
+/// [`record`], written at once, for a caller that answers with the event
+/// (its id).
+pub(crate) async fn record_now(
+    tx: &mut Tx,
+    caller: &Caller,
+    tenant_id: Uuid,
+    event: NewEvent<'_>,
 ) -> Result<Event> {
-    let now = Timestamp::now().as_datetime();
-    let row: EventRow = on_db!(tx, c => sqlx::query_as(
-        "INSERT INTO events (tenant_id, type, entity_type, entity_id, workflow_id, workspace_id, \
-         actor_type, actor_id, data, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-         RETURNING id, type, entity_type, entity_id, workflow_id, workspace_id, actor_type, actor_id, data, created_at",
-    )
-    .bind(tenant_id)
-    .bind(event.event_type)
-    .bind(event.entity_type)
-    .bind(event.entity_id)
-    .bind(event.workflow_id)
-    .bind(event.workspace_id)
-    .bind(caller.owner_type.clone())
-    .bind(caller.owner_id.or(Some(caller.key_id)))
-    .bind(Json(&event.data))
-    .bind(now)
-    .fetch_one(c)
-    .await)?;
-    let event = Event::from(row);
+    let row = PendingEvent::new(caller, tenant_id, event);
+    let event = insert(tx, std::slice::from_ref(&row))
+        .await?
+        .pop()
+        .ok_or_else(|| Error::internal("an event insert returned no row"))?;
     tx.publish_after_commit(event.clone());
     Ok(event)
 }

@@ -21,6 +21,8 @@ impl ControlPlane {
         let store = Store::connect(&StoreOptions {
             url: config.database_url.clone(),
             max_connections: config.max_connections,
+            writers: config.db_writers,
+            group_commit: config.group_commit,
         })
         .await?;
         let secrets = Secrets::load(&store, config.secret_key.as_deref()).await?;

@@ -560,7 +560,7 @@ impl ControlPlane {
         find(&mut tx, caller.tenant_id, worker_id)
             .await?
             .ok_or(Error::not_found("worker"))?;
-        let event = events::record(
+        let event = events::record_now(
             &mut tx,
             caller,
             caller.tenant_id,

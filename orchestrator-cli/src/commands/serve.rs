@@ -26,6 +26,18 @@ pub struct ServeArgs {
     /// Database connections to keep at most.
     #[arg(long, env = "ORCH_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
+    /// Writer connections with group commit; 0 picks the backend's default
+    /// (SQLite: 1, its one writer; PostgreSQL: 4).
+    #[arg(long, env = "ORCH_DB_WRITERS", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub db_writers: u32,
+    /// Most write requests one database commit may carry (group commit); 1
+    /// turns group commit off.
+    #[arg(long, env = "ORCH_GROUP_COMMIT_MAX", default_value_t = orchestrator_core::store::GroupCommit::default().max_batch as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub group_commit_max: u32,
+    /// Microseconds after which an open write batch is committed even while
+    /// more requests wait to join it.
+    #[arg(long, env = "ORCH_GROUP_COMMIT_DELAY_US", default_value_t = orchestrator_core::store::GroupCommit::default().max_delay.as_micros() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub group_commit_delay_us: u64,
     /// Log format on stderr.
     #[arg(long, env = "ORCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -93,6 +105,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let mut config = ServerConfig::new(args.listen, database_url);
     config.rate_limit_per_minute = args.rate_limit_per_minute;
     config.core.max_connections = args.max_connections;
+    config.core.db_writers = args.db_writers;
+    config.core.group_commit = orchestrator_core::store::GroupCommit {
+        max_batch: args.group_commit_max as usize,
+        max_delay: std::time::Duration::from_micros(args.group_commit_delay_us),
+    };
     config.core.secret_key = env_nonempty("ORCH_SECRET_KEY");
     config.core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");
     config.core.bootstrap_service_key = env_nonempty("ORCH_BOOTSTRAP_SERVICE_KEY");

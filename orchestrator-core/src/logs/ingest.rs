@@ -7,7 +7,10 @@ use crate::api::{Ingested, LogCategory, LogLevel, LogSource, LogStatus, NewLogEn
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
-use crate::store::{Tx, on_db};
+use crate::store::{Access, Tx, on_db};
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use serde_json::{Value, json};
 use sqlx::types::Json;
 use uuid::Uuid;
@@ -113,14 +116,54 @@ pub(crate) async fn write_platform_log(
     entry.resource_type = log.resource_type.map(str::to_owned);
     entry.resource_id = log.resource_id;
     entry.tool_owner = Some("platform".to_owned());
-    let prepared = PreparedLog {
+    let mut prepared = PreparedLog {
         source: LogSource::Platform,
         level: log.level,
         payload: log.payload,
         entry,
     };
-    insert_rows(tx, Some(caller), tenant_id, &[prepared]).await?;
+    // The actor is resolved now: the batch writes rows of several callers.
+    let (actor_type, actor_id) = caller_actor(Some(caller));
+    let entry = &mut prepared.entry;
+    entry.actor_type = entry.actor_type.take().or(actor_type);
+    entry.actor_id = entry.actor_id.take().or(actor_id);
+    tx.defer("platform log", flush_platform_logs, (tenant_id, prepared));
+    tx.mark_logs_written();
     Ok(())
+}
+
+/// Writes the platform log rows the requests of one write batch deferred
+/// ([`crate::store::FlushFn`]): one insert per run of rows of one tenant.
+fn flush_platform_logs(
+    db: &mut dyn Access,
+    rows: Vec<Box<dyn Any + Send>>,
+) -> Pin<Box<dyn Future<Output = Result<Vec<crate::api::Event>>> + Send + '_>> {
+    let rows: Vec<(Uuid, PreparedLog)> = rows
+        .into_iter()
+        .filter_map(|row| row.downcast::<(Uuid, PreparedLog)>().ok().map(|row| *row))
+        .collect();
+    Box::pin(async move {
+        let mut rows = rows.into_iter().peekable();
+        while let Some((tenant_id, first)) = rows.next() {
+            let mut run = vec![first];
+            while let Some((_, next)) = rows.next_if(|(t, _)| *t == tenant_id) {
+                run.push(next);
+            }
+            insert_rows(db, None, tenant_id, &run).await?;
+        }
+        Ok(Vec::new())
+    })
+}
+
+/// The actor a caller's rows carry when they name none.
+fn caller_actor(caller: Option<&Caller>) -> (Option<String>, Option<String>) {
+    match caller {
+        Some(c) => (
+            Some(c.owner_type.clone()),
+            Some(c.owner_id.unwrap_or(c.key_id).to_string()),
+        ),
+        None => (None, None),
+    }
 }
 
 /// Validates one ingest entry, adding the caller's actor fields when absent.
@@ -185,19 +228,13 @@ pub(crate) fn prepare(
 /// on PostgreSQL one `INSERT ... SELECT FROM UNNEST(<one array per column>)`,
 /// which costs one small statement however large the batch.
 pub(crate) async fn insert_rows(
-    tx: &mut Tx,
+    tx: &mut (impl Access + ?Sized),
     caller: Option<&Caller>,
     tenant_id: Uuid,
     rows: &[PreparedLog],
 ) -> Result<u64> {
     let now = Timestamp::now().as_datetime();
-    let (default_actor_type, default_actor_id) = match caller {
-        Some(c) => (
-            Some(c.owner_type.clone()),
-            Some(c.owner_id.unwrap_or(c.key_id).to_string()),
-        ),
-        None => (None, None),
-    };
+    let (default_actor_type, default_actor_id) = caller_actor(caller);
     let actor_type = |e: &NewLogEntry| e.actor_type.clone().or_else(|| default_actor_type.clone());
     let actor_id = |e: &NewLogEntry| e.actor_id.clone().or_else(|| default_actor_id.clone());
     let mut inserted = 0;
@@ -308,7 +345,6 @@ pub(crate) async fn insert_rows(
             .map(|r| r.rows_affected())
         })?;
     }
-    tx.mark_logs_written();
     Ok(inserted)
 }
 
@@ -339,6 +375,7 @@ impl ControlPlane {
         }
         let mut tx = self.store().begin().await?;
         let inserted = insert_rows(&mut tx, Some(caller), caller.tenant_id, &prepared).await?;
+        tx.mark_logs_written();
         tx.commit().await?;
         Ok(Ingested { inserted })
     }
