@@ -303,4 +303,20 @@ impl Workspaces<'_> {
             async move { client.workspaces().list(&filter, page).await }
         })
     }
+
+    /// Every artifact of workspace `id` matching `filter`, page after page,
+    /// as one stream; an error ends it.
+    pub fn artifacts_all(
+        &self,
+        id: Uuid,
+        filter: &ArtifactFilter,
+    ) -> BoxStream<'static, Result<Artifact>> {
+        let client = self.client.clone();
+        let filter = filter.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            let filter = filter.clone();
+            async move { client.workspaces().artifacts(id, &filter, page).await }
+        })
+    }
 }
