@@ -421,3 +421,58 @@ async fn a_session_client_refreshes_before_expiry_and_fails_when_the_session_end
         orchestrator_client::Error::MissingRefreshToken
     ));
 }
+
+#[tokio::test]
+async fn clients_sharing_saved_tokens_take_each_others_refresh_instead_of_reusing_theirs() {
+    use orchestrator_client::SessionTokens;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let server = TestServer::start_with(|config| {
+        config.core.access_token_ttl = Duration::from_secs(4);
+    })
+    .await;
+    let session = server.admin_session().await;
+    let issued = orchestrator_client::api::Timestamp::now();
+    // What two processes on one saved profile share: the saved tokens.
+    let saved = Arc::new(Mutex::new(SessionTokens {
+        refresh_token: session.refresh_token.clone().unwrap(),
+        access_token: Some(session.token.clone()),
+        expires_at: Some(session.expires_at),
+    }));
+    let refreshes = Arc::new(AtomicUsize::new(0));
+    let process = || {
+        let (read, write, count) = (saved.clone(), saved.clone(), refreshes.clone());
+        Client::builder(&server.url)
+            .refresh_session(session.clone())
+            .reload_session(move || Some(read.lock().unwrap().clone()))
+            .on_refresh(move |s| {
+                count.fetch_add(1, Ordering::SeqCst);
+                *write.lock().unwrap() = SessionTokens {
+                    refresh_token: s.refresh_token.clone().unwrap(),
+                    access_token: Some(s.token.clone()),
+                    expires_at: Some(s.expires_at),
+                };
+            })
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (process(), process());
+
+    // Halfway through the token's life both want a new one: `a` refreshes,
+    // `b` takes what `a` saved rather than spend the rotated refresh token
+    // (which would make the server end the whole session).
+    sleep_past(issued, Duration::from_millis(2500)).await;
+    a.auth().me().await.unwrap();
+    b.auth().me().await.unwrap();
+    assert_eq!(refreshes.load(Ordering::SeqCst), 1);
+    assert_eq!(a.access_token(), b.access_token());
+    assert_eq!(a.refresh_token(), b.refresh_token());
+
+    // Next round the other way round; the session lives on.
+    let second = orchestrator_client::api::Timestamp::now();
+    sleep_past(second, Duration::from_millis(2500)).await;
+    b.auth().me().await.unwrap();
+    a.auth().me().await.expect("a follows b's refresh");
+    assert_eq!(refreshes.load(Ordering::SeqCst), 2);
+    assert_eq!(a.refresh_token(), b.refresh_token());
+}

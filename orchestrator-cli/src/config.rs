@@ -4,7 +4,7 @@
 use crate::cli::GlobalOpts;
 use anyhow::{Context, Result, bail};
 use orchestrator_client::api::Timestamp;
-use orchestrator_client::{Client, Session};
+use orchestrator_client::{Client, Session, SessionTokens};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -183,7 +183,9 @@ pub fn client(global: &GlobalOpts) -> Result<Client> {
 
 /// A client on the profile `name`'s session. Each refresh rotates the
 /// refresh token and the old one stops working, so the new tokens are saved
-/// at once (a later command reusing the old one would end the session).
+/// at once (a later command reusing the old one would end the session), and
+/// before refreshing the client reads the profile again: another `orch`
+/// (a `worker run` in another shell) may have refreshed meanwhile.
 fn session_client(url: String, name: String, profile: &Profile, refresh: &str) -> Result<Client> {
     let builder = Client::builder(url);
     let builder = match (&profile.access_token, profile.access_expires_at) {
@@ -198,7 +200,17 @@ fn session_client(url: String, name: String, profile: &Profile, refresh: &str) -
         }),
         _ => builder.refresh_token(refresh),
     };
+    let reload_name = name.clone();
     let client = builder
+        .reload_session(move || {
+            let file = ConfigFile::load().ok()?;
+            let profile = file.profiles.get(&reload_name)?;
+            Some(SessionTokens {
+                refresh_token: profile.refresh_token.clone()?,
+                access_token: profile.access_token.clone(),
+                expires_at: profile.access_expires_at,
+            })
+        })
         .on_refresh(move |session| {
             if let Err(e) = save_session(&name, session) {
                 eprintln!("warning: the session was refreshed but not saved ({e:#}); run `orch login --session` again");

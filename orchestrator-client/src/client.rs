@@ -2,7 +2,7 @@
 
 use crate::auth::Session;
 use crate::error::{Error, Result};
-use crate::session::{RefreshHook, SessionAuth};
+use crate::session::{RefreshHook, ReloadHook, SessionAuth, SessionTokens};
 use crate::{Agents, ApiKeys, Auth, Events, Health, Logs, Tasks, Tenants, Workers, Workflows};
 use orchestrator_core::api::{DataEnvelope, ErrorEnvelope, ListEnvelope, Page};
 use reqwest::header::AUTHORIZATION;
@@ -112,6 +112,7 @@ pub struct ClientBuilder {
     session: Option<SessionStart>,
     refresh_skew: Duration,
     on_refresh: Option<RefreshHook>,
+    reload: Option<ReloadHook>,
 }
 
 /// What a session-backed client starts from.
@@ -171,6 +172,19 @@ impl ClientBuilder {
     /// wait for the refresh, so keep it short.
     pub fn on_refresh(mut self, hook: impl Fn(&Session) + Send + Sync + 'static) -> Self {
         self.on_refresh = Some(Arc::new(hook));
+        self
+    }
+
+    /// For a session several processes share through saved tokens (say a
+    /// CLI profile): called before each refresh to read what is saved now.
+    /// When another process has refreshed since (the saved refresh token
+    /// differs), the client takes the saved tokens instead of spending its
+    /// own refresh token, which the server would take for a stolen one.
+    pub fn reload_session(
+        mut self,
+        hook: impl Fn() -> Option<SessionTokens> + Send + Sync + 'static,
+    ) -> Self {
+        self.reload = Some(Arc::new(hook));
         self
     }
 
@@ -254,6 +268,7 @@ impl ClientBuilder {
                     access,
                     self.refresh_skew,
                     self.on_refresh,
+                    self.reload,
                 )))
             }
         };
@@ -291,6 +306,7 @@ impl Client {
             session: None,
             refresh_skew: Duration::from_secs(60),
             on_refresh: None,
+            reload: None,
         }
     }
 

@@ -61,6 +61,7 @@ mod logs;
 mod paging;
 mod playbooks;
 mod session;
+pub use session::SessionTokens;
 mod sse;
 mod tasks;
 mod tenants;

@@ -26,6 +26,32 @@ use std::time::{Duration, Instant};
 /// refresh token (the old one no longer works).
 pub(crate) type RefreshHook = Arc<dyn Fn(&Session) + Send + Sync>;
 
+/// Reads the session's tokens as saved elsewhere, for sessions that several
+/// processes share (see [`ClientBuilder::reload_session`](crate::ClientBuilder::reload_session)).
+pub(crate) type ReloadHook = Arc<dyn Fn() -> Option<SessionTokens> + Send + Sync>;
+
+/// A session's tokens as a program saved them (after an
+/// [`on_refresh`](crate::ClientBuilder::on_refresh)), handed back by a
+/// [`reload_session`](crate::ClientBuilder::reload_session) hook.
+#[derive(Clone)]
+pub struct SessionTokens {
+    /// The refresh token saved last.
+    pub refresh_token: String,
+    /// The access token saved with it, if any.
+    pub access_token: Option<String>,
+    /// When that access token expires.
+    pub expires_at: Option<Timestamp>,
+}
+
+impl std::fmt::Debug for SessionTokens {
+    /// Never prints a token.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionTokens")
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The tokens of a session and what keeps them fresh; shared by the clones
 /// of a client.
 pub(crate) struct SessionAuth {
@@ -34,6 +60,7 @@ pub(crate) struct SessionAuth {
     refresh_lock: tokio::sync::Mutex<()>,
     skew: Duration,
     on_refresh: Option<RefreshHook>,
+    reload: Option<ReloadHook>,
 }
 
 #[derive(Clone)]
@@ -65,6 +92,7 @@ impl SessionAuth {
         access: Option<(String, Timestamp)>,
         skew: Duration,
         on_refresh: Option<RefreshHook>,
+        reload: Option<ReloadHook>,
     ) -> Self {
         let (access, refresh_at) = match access {
             Some((token, expires_at)) => (Some(token), Some(refresh_at(expires_at, skew))),
@@ -79,6 +107,7 @@ impl SessionAuth {
             refresh_lock: tokio::sync::Mutex::new(()),
             skew,
             on_refresh,
+            reload,
         }
     }
 
@@ -103,11 +132,31 @@ impl SessionAuth {
     /// another caller already replaced `stale` while this one waited.
     pub(crate) async fn refresh(&self, client: &Client, stale: Option<&str>) -> Result<String> {
         let _flight = self.refresh_lock.lock().await;
-        let tokens = self.tokens();
+        let mut tokens = self.tokens();
         if let Some(access) = &tokens.access
             && Some(access.as_str()) != stale
         {
             return Ok(access.clone());
+        }
+        if let Some(saved) = self.reload.as_ref().and_then(|reload| reload())
+            && saved.refresh_token != tokens.refresh
+        {
+            // Another process refreshed and saved: our refresh token is
+            // spent (using it would end the session); take theirs, and
+            // their access token while it is good.
+            let mut shared = self.tokens.lock().unwrap_or_else(PoisonError::into_inner);
+            shared.refresh = saved.refresh_token;
+            if let (Some(access), Some(expires_at)) = (saved.access_token, saved.expires_at)
+                && Some(access.as_str()) != stale
+            {
+                let at = refresh_at(expires_at, self.skew);
+                shared.access = Some(access.clone());
+                shared.refresh_at = Some(at);
+                if Instant::now() < at {
+                    return Ok(access);
+                }
+            }
+            tokens = shared.clone();
         }
         let session = client.exchange_refresh(&tokens.refresh).await?;
         let Some(rotated) = session.refresh_token.clone() else {
