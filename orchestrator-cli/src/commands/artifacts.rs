@@ -66,6 +66,7 @@ pub struct FileArgs {
     /// The content type (guessed from the name otherwise).
     #[arg(long)]
     pub content_type: Option<String>,
+    /// What the file is, for the explorer.
     #[arg(long)]
     pub description: Option<String>,
     /// A stable key (derived from the name otherwise).
@@ -101,14 +102,19 @@ pub struct WorkspaceUploadArgs {
     pub id: Uuid,
     #[command(flatten)]
     pub file: FileArgs,
+    /// Link the artifact to a workflow.
     #[arg(long)]
     pub workflow_id: Option<Uuid>,
+    /// Link it to a work item.
     #[arg(long)]
     pub work_item_id: Option<Uuid>,
+    /// Link it to a task.
     #[arg(long)]
     pub task_id: Option<Uuid>,
+    /// The stage that produced it.
     #[arg(long)]
     pub stage_name: Option<String>,
+    /// The role that produced it.
     #[arg(long)]
     pub role: Option<String>,
 }
