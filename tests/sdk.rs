@@ -265,3 +265,214 @@ async fn typed_answers_and_per_call_timeouts() {
         .unwrap();
     assert_eq!(me.scope.to_string(), "admin");
 }
+
+/// Sleeps until `at` (server time) plus `extra`.
+async fn sleep_past(at: orchestrator_client::api::Timestamp, extra: Duration) {
+    let left = at.as_datetime() - orchestrator_client::api::Timestamp::now().as_datetime();
+    let left = left.to_std().unwrap_or_default();
+    tokio::time::sleep(left + extra).await;
+}
+
+/// A client from a refresh session counting its refreshes.
+fn session_client(
+    server: &TestServer,
+    session: orchestrator_client::Session,
+    skew: Option<Duration>,
+) -> (Client, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let refreshes = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = refreshes.clone();
+    let mut builder = Client::builder(&server.url)
+        .refresh_session(session)
+        .on_refresh(move |s| {
+            assert!(s.refresh_token.is_some(), "a refresh rotates the token");
+            seen.fetch_add(1, Ordering::SeqCst);
+        });
+    if let Some(skew) = skew {
+        builder = builder.refresh_skew(skew);
+    }
+    (builder.build().unwrap(), refreshes)
+}
+
+/// Eight calls of `me` at once through clones of `client`; all succeed.
+async fn eight_at_once(client: &Client) {
+    let calls: Vec<_> = (0..8)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.auth().me().await })
+        })
+        .collect();
+    for call in calls {
+        let me = call
+            .await
+            .unwrap()
+            .expect("the call succeeds on a fresh token");
+        assert_eq!(me.scope, orchestrator_client::api::Scope::Admin);
+    }
+}
+
+#[tokio::test]
+async fn a_session_client_refreshes_once_when_concurrent_calls_meet_an_expired_token() {
+    use std::sync::atomic::Ordering;
+    let server = TestServer::start_with(|config| {
+        config.core.access_token_ttl = Duration::from_secs(1);
+    })
+    .await;
+    let session = server.admin_session().await;
+    let expired_at = session.expires_at;
+    let first_refresh = session.refresh_token.clone().unwrap();
+    let first_token = session.token.clone();
+    // The client believes the token good for an hour (as when the clocks
+    // disagree), so only the server's 401 can tell it to refresh.
+    let believed = orchestrator_client::Session {
+        expires_at: orchestrator_client::api::Timestamp::now().plus(Duration::from_secs(3600)),
+        ..session
+    };
+    let (client, refreshes) = session_client(&server, believed, None);
+    client.auth().me().await.unwrap();
+    assert_eq!(
+        refreshes.load(Ordering::SeqCst),
+        0,
+        "a live token is used as is"
+    );
+
+    // Past the expiry and the server's 5 s leeway the old token is refused.
+    sleep_past(expired_at, Duration::from_millis(6500)).await;
+    let refused = server.client(&first_token).auth().me().await.unwrap_err();
+    assert_eq!(refused.status(), Some(401), "{refused}");
+    // Eight calls meet 401 together; one refresh serves them all (a second
+    // one would reuse the rotated refresh token, which ends the session).
+    eight_at_once(&client).await;
+    assert_eq!(refreshes.load(Ordering::SeqCst), 1);
+    let rotated = client.refresh_token().unwrap();
+    assert_ne!(rotated, first_refresh, "the refresh token rotated");
+    assert_ne!(client.access_token().unwrap(), first_token);
+    // Writes are sent again after the refresh too.
+    let (client, refreshes) = session_client(
+        &server,
+        orchestrator_client::Session {
+            token: "not-a-token".into(),
+            refresh_token: Some(rotated),
+            ..server.admin_session().await
+        },
+        None,
+    );
+    let task = client
+        .tasks()
+        .create(&task("after a refresh"))
+        .await
+        .expect("the write is sent again with the new token");
+    assert_eq!(task.title, "after a refresh");
+    assert_eq!(refreshes.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_session_client_refreshes_before_expiry_and_fails_when_the_session_ends() {
+    use std::sync::atomic::Ordering;
+    let server = TestServer::start_with(|config| {
+        config.core.access_token_ttl = Duration::from_secs(4);
+    })
+    .await;
+    let session = server.admin_session().await;
+    let issued = orchestrator_client::api::Timestamp::now();
+    let first_token = session.token.clone();
+    // A 60 s skew on a 4 s token: refresh halfway, at about 2 s.
+    let (client, refreshes) = session_client(&server, session, None);
+    client.auth().me().await.unwrap();
+    assert_eq!(refreshes.load(Ordering::SeqCst), 0);
+    sleep_past(issued, Duration::from_millis(2500)).await;
+    // The server still takes the old token, so this refresh is the client's
+    // own doing; the eight callers share it.
+    eight_at_once(&client).await;
+    assert_eq!(refreshes.load(Ordering::SeqCst), 1);
+    assert_ne!(client.access_token().unwrap(), first_token);
+
+    // From a saved refresh token alone, the first call refreshes.
+    let saved = client.refresh_token().unwrap();
+    let resumed = Client::builder(&server.url)
+        .refresh_token(saved.clone())
+        .build()
+        .unwrap();
+    assert_eq!(resumed.access_token(), None);
+    resumed.auth().me().await.unwrap();
+    assert!(resumed.access_token().is_some());
+    // The session ends: a refresh fails and the call reports the 401.
+    server
+        .anonymous()
+        .auth()
+        .logout(resumed.refresh_token().as_deref())
+        .await
+        .unwrap();
+    let ended = Client::builder(&server.url)
+        .refresh_token(resumed.refresh_token().unwrap())
+        .build()
+        .unwrap();
+    let err = ended.auth().me().await.unwrap_err();
+    assert_eq!(err.status(), Some(401), "{err}");
+    // A session without a refresh token cannot back a client.
+    let mut no_refresh = server.admin_session().await;
+    no_refresh.refresh_token = None;
+    let err = Client::builder(&server.url)
+        .refresh_session(no_refresh)
+        .build()
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        orchestrator_client::Error::MissingRefreshToken
+    ));
+}
+
+#[tokio::test]
+async fn clients_sharing_saved_tokens_take_each_others_refresh_instead_of_reusing_theirs() {
+    use orchestrator_client::SessionTokens;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    let server = TestServer::start_with(|config| {
+        config.core.access_token_ttl = Duration::from_secs(4);
+    })
+    .await;
+    let session = server.admin_session().await;
+    let issued = orchestrator_client::api::Timestamp::now();
+    // What two processes on one saved profile share: the saved tokens.
+    let saved = Arc::new(Mutex::new(SessionTokens {
+        refresh_token: session.refresh_token.clone().unwrap(),
+        access_token: Some(session.token.clone()),
+        expires_at: Some(session.expires_at),
+    }));
+    let refreshes = Arc::new(AtomicUsize::new(0));
+    let process = || {
+        let (read, write, count) = (saved.clone(), saved.clone(), refreshes.clone());
+        Client::builder(&server.url)
+            .refresh_session(session.clone())
+            .reload_session(move || Some(read.lock().unwrap().clone()))
+            .on_refresh(move |s| {
+                count.fetch_add(1, Ordering::SeqCst);
+                *write.lock().unwrap() = SessionTokens {
+                    refresh_token: s.refresh_token.clone().unwrap(),
+                    access_token: Some(s.token.clone()),
+                    expires_at: Some(s.expires_at),
+                };
+            })
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (process(), process());
+
+    // Halfway through the token's life both want a new one: `a` refreshes,
+    // `b` takes what `a` saved rather than spend the rotated refresh token
+    // (which would make the server end the whole session).
+    sleep_past(issued, Duration::from_millis(2500)).await;
+    a.auth().me().await.unwrap();
+    b.auth().me().await.unwrap();
+    assert_eq!(refreshes.load(Ordering::SeqCst), 1);
+    assert_eq!(a.access_token(), b.access_token());
+    assert_eq!(a.refresh_token(), b.refresh_token());
+
+    // Next round the other way round; the session lives on.
+    let second = orchestrator_client::api::Timestamp::now();
+    sleep_past(second, Duration::from_millis(2500)).await;
+    b.auth().me().await.unwrap();
+    a.auth().me().await.expect("a follows b's refresh");
+    assert_eq!(refreshes.load(Ordering::SeqCst), 2);
+    assert_eq!(a.refresh_token(), b.refresh_token());
+}

@@ -3,7 +3,8 @@
 
 use crate::cli::GlobalOpts;
 use anyhow::{Context, Result, bail};
-use orchestrator_client::Client;
+use orchestrator_client::api::Timestamp;
+use orchestrator_client::{Client, Session, SessionTokens};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -25,9 +26,35 @@ pub struct Profile {
     /// Empty after `orch logout`.
     #[serde(default)]
     pub api_key: String,
-    /// A session's refresh token (`orch login --session`).
+    /// A session's refresh token (`orch login --session`). When present,
+    /// commands authenticate with the session's access token, refreshed as
+    /// it expires, and the rotated tokens are written back here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
+    /// The session's last access token, so each command does not refresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_token: Option<String>,
+    /// When `access_token` expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_expires_at: Option<Timestamp>,
+}
+
+impl Profile {
+    /// Keeps `session`'s tokens (after a login or a refresh).
+    pub fn set_session(&mut self, session: &Session) {
+        if let Some(refresh) = &session.refresh_token {
+            self.refresh_token = Some(refresh.clone());
+        }
+        self.access_token = Some(session.token.clone());
+        self.access_expires_at = Some(session.expires_at);
+    }
+
+    /// Forgets the session's tokens.
+    pub fn clear_session(&mut self) {
+        self.refresh_token = None;
+        self.access_token = None;
+        self.access_expires_at = None;
+    }
 }
 
 pub fn path() -> Result<PathBuf> {
@@ -62,8 +89,15 @@ impl ConfigFile {
     }
 
     pub fn profile(&self, name: Option<&str>) -> Option<&Profile> {
-        let name = name.or(self.current.as_deref()).unwrap_or(DEFAULT_PROFILE);
-        self.profiles.get(name)
+        self.profiles.get(&self.profile_in_use(name))
+    }
+
+    /// The name of the profile a command reads: `name`, else the current
+    /// one, else `default`.
+    pub fn profile_in_use(&self, name: Option<&str>) -> String {
+        name.or(self.current.as_deref())
+            .unwrap_or(DEFAULT_PROFILE)
+            .to_owned()
     }
 }
 
@@ -118,6 +152,9 @@ pub fn anonymous_client(global: &GlobalOpts) -> Result<Client> {
     Ok(Client::new(url)?)
 }
 
+/// An SDK client with the resolved URL and credential: `--api-key` /
+/// `ORCH_API_KEY`, else the profile's session (refreshed as needed, the
+/// rotated tokens saved back to the profile), else the profile's key.
 pub fn client(global: &GlobalOpts) -> Result<Client> {
     let file = ConfigFile::load()?;
     let profile = file.profile(global.profile.as_deref());
@@ -126,6 +163,13 @@ pub fn client(global: &GlobalOpts) -> Result<Client> {
         .clone()
         .or_else(|| profile.map(|p| p.url.clone()))
         .unwrap_or_else(|| DEFAULT_URL.to_owned());
+    if global.api_key.is_none()
+        && let Some(profile) = profile
+        && let Some(refresh) = &profile.refresh_token
+    {
+        let name = file.profile_in_use(global.profile.as_deref());
+        return session_client(url, name, profile, refresh);
+    }
     let Some(key) = global
         .api_key
         .clone()
@@ -135,4 +179,54 @@ pub fn client(global: &GlobalOpts) -> Result<Client> {
         bail!("no credential: run `orch login`, or set ORCH_API_KEY / --api-key");
     };
     Ok(Client::new(url)?.with_api_key(key))
+}
+
+/// A client on the profile `name`'s session. Each refresh rotates the
+/// refresh token and the old one stops working, so the new tokens are saved
+/// at once (a later command reusing the old one would end the session), and
+/// before refreshing the client reads the profile again: another `orch`
+/// (a `worker run` in another shell) may have refreshed meanwhile.
+fn session_client(url: String, name: String, profile: &Profile, refresh: &str) -> Result<Client> {
+    let builder = Client::builder(url);
+    let builder = match (&profile.access_token, profile.access_expires_at) {
+        (Some(token), Some(expires_at)) => builder.refresh_session(Session {
+            token: token.clone(),
+            expires_at,
+            // Not used by the client; the server keeps the real one.
+            refresh_expires_at: expires_at,
+            refresh_token: Some(refresh.to_owned()),
+            csrf_token: None,
+            exchange: None,
+        }),
+        _ => builder.refresh_token(refresh),
+    };
+    let reload_name = name.clone();
+    let client = builder
+        .reload_session(move || {
+            let file = ConfigFile::load().ok()?;
+            let profile = file.profiles.get(&reload_name)?;
+            Some(SessionTokens {
+                refresh_token: profile.refresh_token.clone()?,
+                access_token: profile.access_token.clone(),
+                expires_at: profile.access_expires_at,
+            })
+        })
+        .on_refresh(move |session| {
+            if let Err(e) = save_session(&name, session) {
+                eprintln!("warning: the session was refreshed but not saved ({e:#}); run `orch login --session` again");
+            }
+        })
+        .build()?;
+    Ok(client)
+}
+
+/// Writes `session`'s tokens into the profile `name`.
+fn save_session(name: &str, session: &Session) -> Result<()> {
+    let mut file = ConfigFile::load()?;
+    let Some(profile) = file.profiles.get_mut(name) else {
+        bail!("the profile {name:?} is gone");
+    };
+    profile.set_session(session);
+    file.save()?;
+    Ok(())
 }

@@ -394,6 +394,59 @@ async fn profiles_use_delete_and_logout_revoking_the_saved_session() {
 }
 
 #[tokio::test]
+async fn a_saved_session_is_refreshed_by_any_command_and_saved_back() {
+    let server = TestServer::start_with(|config| {
+        config.core.access_token_ttl = std::time::Duration::from_secs(1);
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.json").display().to_string();
+    let env = [("ORCH_CONFIG", config.as_str())];
+    let saved = || -> Value {
+        let file: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+        file["profiles"]["default"].clone()
+    };
+    let login = orch_with(
+        &[
+            "login",
+            "--url",
+            &server.url,
+            "--api-key",
+            &server.admin_key,
+            "--session",
+        ],
+        &env,
+    )
+    .await;
+    assert!(login.status.success(), "{login:?}");
+    let first = saved();
+    assert_eq!(
+        first["api_key"], "",
+        "a session login keeps the key off disk"
+    );
+    assert!(first["refresh_token"].is_string() && first["access_token"].is_string());
+
+    // The saved access token expires (1 s here); the next command refreshes
+    // it before sending and writes the rotated tokens back.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let whoami = json(&orch_with(&["whoami", "-o", "json"], &env).await);
+    assert_eq!(whoami["scope"], "admin");
+    let second = saved();
+    assert_ne!(second["refresh_token"], first["refresh_token"], "rotated");
+    assert_ne!(second["access_token"], first["access_token"]);
+    // The saved tokens are the live ones: another command, another refresh
+    // from them (a stale refresh token would have ended the session).
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let tasks = orch_with(&["tasks", "list", "-o", "json"], &env).await;
+    assert!(tasks.status.success(), "{tasks:?}");
+    assert_ne!(saved()["refresh_token"], second["refresh_token"]);
+
+    let out = json(&orch_with(&["logout", "-o", "json"], &env).await);
+    assert_eq!(out["session_revoked"], true);
+    assert!(saved()["access_token"].is_null());
+}
+
+#[tokio::test]
 async fn task_and_log_commands_for_routes_the_cli_lacked() {
     let server = TestServer::start().await;
     let dir = tempfile::tempdir().unwrap();

@@ -295,6 +295,7 @@ async fn workspace_files_memory_and_spec_through_the_binary() {
             &[
                 "workspaces",
                 "artifacts",
+                "list",
                 &id,
                 "--sort",
                 "-size_bytes",
@@ -304,4 +305,207 @@ async fn workspace_files_memory_and_spec_through_the_binary() {
         .await,
     );
     assert_eq!(artifacts["total"], 0);
+}
+
+/// `orch ... ` as admin with `stdin` piped in.
+async fn orch_piped(server: &TestServer, dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let config = dir.join("config.json").display().to_string();
+    let env = [
+        ("ORCH_URL", server.url.as_str()),
+        ("ORCH_API_KEY", server.admin_key.as_str()),
+        ("ORCH_CONFIG", config.as_str()),
+    ];
+    common::orch_stdin(args, &env, stdin).await
+}
+
+#[tokio::test]
+async fn task_and_workspace_artifacts_go_up_from_files_and_stdin_and_come_back() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let (_, workspace) = server.launch_fixtures("Artifacts", "Artifacts repo").await;
+    let task = server
+        .admin()
+        .tasks()
+        .create(&orchestrator_client::api::CreateTask {
+            title: "produce a report".into(),
+            task_type: "docs".into(),
+            workspace_id: Some(workspace),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let (task, workspace) = (task.id.to_string(), workspace.to_string());
+
+    // A task artifact from a file: linked to the task and its workspace.
+    let report = dir.join("report.md");
+    std::fs::write(&report, b"# Report\nall green\n").unwrap();
+    let up = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "tasks",
+                "artifacts",
+                "upload",
+                &task,
+                report.to_str().unwrap(),
+                "--description",
+                "the summary",
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(up["file_name"], "report.md");
+    assert_eq!(up["task_id"], task.as_str());
+    assert_eq!(up["workspace_id"], workspace.as_str());
+    assert_eq!(up["size_bytes"], 19);
+    let report_id = up["id"].as_str().unwrap().to_owned();
+
+    // From standard input: the name is required, then given.
+    let nameless = orch_piped(
+        &server,
+        dir,
+        &["tasks", "artifacts", "upload", &task, "-"],
+        b"log",
+    )
+    .await;
+    assert!(!nameless.status.success());
+    assert!(
+        String::from_utf8_lossy(&nameless.stderr).contains("--name"),
+        "{nameless:?}"
+    );
+    let log = json(
+        &orch_piped(
+            &server,
+            dir,
+            &[
+                "tasks",
+                "artifacts",
+                "upload",
+                &task,
+                "-",
+                "--name",
+                "test.log",
+                "--request-id",
+                "log-1",
+                "-o",
+                "json",
+            ],
+            b"ok 1\nok 2\n",
+        )
+        .await,
+    );
+    assert_eq!(log["content_type"], "text/plain");
+    assert_eq!(log["size_bytes"], 10);
+
+    // A workspace artifact (admin), linked to the task by flag, from stdin.
+    let bundle = json(
+        &orch_piped(
+            &server,
+            dir,
+            &[
+                "workspaces",
+                "artifacts",
+                "upload",
+                &workspace,
+                "-",
+                "--name",
+                "bundle.bin",
+                "--content-type",
+                "application/octet-stream",
+                "--task-id",
+                &task,
+                "--stage-name",
+                "build",
+                "-o",
+                "json",
+            ],
+            &[0, 1, 2, 255],
+        )
+        .await,
+    );
+    assert_eq!(bundle["stage_name"], "build");
+    let bundle_id = bundle["id"].as_str().unwrap().to_owned();
+
+    // The task lists all three; the workspace explorer filters and sorts.
+    let listed = json(
+        &orch(
+            &server,
+            dir,
+            &["tasks", "artifacts", "list", &task, "--all", "-o", "json"],
+        )
+        .await,
+    );
+    assert_eq!(listed["total"], 3, "{listed}");
+    let by_size = text(
+        &orch(
+            &server,
+            dir,
+            &[
+                "workspaces",
+                "artifacts",
+                "list",
+                &workspace,
+                "--task-id",
+                &task,
+                "--sort",
+                "-size_bytes",
+                "--field",
+                "file_name",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(
+        by_size.lines().collect::<Vec<_>>(),
+        ["report.md", "test.log", "bundle.bin"]
+    );
+
+    // Downloads: to standard output byte for byte, or to a file with -O.
+    let raw = orch(
+        &server,
+        dir,
+        &["workspaces", "artifacts", "download", &bundle_id],
+    )
+    .await;
+    assert!(raw.status.success(), "{raw:?}");
+    assert_eq!(raw.stdout, vec![0, 1, 2, 255]);
+    let out = dir.join("copy.md");
+    let saved = json(
+        &orch(
+            &server,
+            dir,
+            &[
+                "workspaces",
+                "artifacts",
+                "download",
+                &report_id,
+                "-O",
+                out.to_str().unwrap(),
+                "-o",
+                "json",
+            ],
+        )
+        .await,
+    );
+    assert_eq!(saved["size_bytes"], 19);
+    assert_eq!(std::fs::read(&out).unwrap(), b"# Report\nall green\n");
+
+    // An unknown artifact is a 404 (exit 4), nothing on stdout.
+    let missing = orch(
+        &server,
+        dir,
+        &[
+            "workspaces",
+            "artifacts",
+            "download",
+            "00000000-0000-4000-8000-000000000000",
+        ],
+    )
+    .await;
+    assert_eq!(missing.status.code(), Some(4), "{missing:?}");
+    assert!(missing.stdout.is_empty());
 }

@@ -65,19 +65,7 @@ impl Auth<'_> {
         let builder =
             self.client
                 .request_with_bearer(M::POST, "/api/v1/auth/refresh", refresh_token);
-        let response = self.client.send(builder).await?;
-        let (new_refresh, csrf_token) = session_cookies(&response);
-        let data: RefreshResponse = decode::<DataEnvelope<RefreshResponse>>(response)
-            .await?
-            .data;
-        Ok(Session {
-            token: data.token,
-            expires_at: data.expires_at,
-            refresh_expires_at: data.refresh_expires_at,
-            refresh_token: new_refresh,
-            csrf_token,
-            exchange: None,
-        })
+        refreshed_session(self.client.send(builder).await?).await
     }
 
     /// `POST /auth/logout`, revoking `refresh_token`'s session when given.
@@ -90,6 +78,23 @@ impl Auth<'_> {
         };
         self.client.data(request).await
     }
+}
+
+/// The session a `POST /auth/refresh` answered: the access token from the
+/// body, the rotated refresh token and CSRF token from the cookies.
+pub(crate) async fn refreshed_session(response: reqwest::Response) -> Result<Session> {
+    let (refresh_token, csrf_token) = session_cookies(&response);
+    let data: RefreshResponse = decode::<DataEnvelope<RefreshResponse>>(response)
+        .await?
+        .data;
+    Ok(Session {
+        token: data.token,
+        expires_at: data.expires_at,
+        refresh_expires_at: data.refresh_expires_at,
+        refresh_token,
+        csrf_token,
+        exchange: None,
+    })
 }
 
 /// The refresh and CSRF cookie values of a response.

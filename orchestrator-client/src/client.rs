@@ -1,10 +1,14 @@
 //! The HTTP plumbing every accessor shares: base URL, credentials, envelopes.
 
+use crate::auth::Session;
 use crate::error::{Error, Result};
+use crate::session::{RefreshHook, ReloadHook, SessionAuth, SessionTokens};
 use crate::{Agents, ApiKeys, Auth, Events, Health, Logs, Tasks, Tenants, Workers, Workflows};
 use orchestrator_core::api::{DataEnvelope, ErrorEnvelope, ListEnvelope, Page};
+use reqwest::header::AUTHORIZATION;
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde::de::DeserializeOwned;
+use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
 
@@ -15,11 +19,16 @@ use uuid::Uuid;
 /// backoff: reads (`GET`, `HEAD`) always, writes only when their body carries
 /// a `request_id` (the server then replays instead of acting twice). See
 /// [`RetryPolicy`] and [`ClientBuilder::generate_request_ids`].
-#[derive(Debug, Clone)]
+///
+/// A client built from a refresh session ([`ClientBuilder::refresh_session`])
+/// refreshes its access token before it expires and once after a `401`; its
+/// clones share the session and never refresh twice at once.
+#[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
     base: String,
     credential: Option<String>,
+    session: Option<Arc<SessionAuth>>,
     retry: RetryPolicy,
     request_ids: bool,
     request_timeout: Option<Duration>,
@@ -74,8 +83,25 @@ impl RetryPolicy {
     }
 }
 
+impl std::fmt::Debug for Client {
+    /// Never prints a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field(
+                "credential",
+                &self.credential.as_ref().map(|_| "<redacted>"),
+            )
+            .field("session", &self.session)
+            .field("retry", &self.retry)
+            .field("request_ids", &self.request_ids)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Options for [`Client`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientBuilder {
     base: String,
     credential: Option<String>,
@@ -83,9 +109,85 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     retry: RetryPolicy,
     request_ids: bool,
+    session: Option<SessionStart>,
+    refresh_skew: Duration,
+    on_refresh: Option<RefreshHook>,
+    reload: Option<ReloadHook>,
+}
+
+/// What a session-backed client starts from.
+#[derive(Clone)]
+enum SessionStart {
+    /// A whole session; its refresh token may be missing (then `build` fails).
+    Session(Box<Session>),
+    /// A refresh token alone.
+    RefreshToken(String),
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    /// Never prints a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("base", &self.base)
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .field("session", &self.session.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ClientBuilder {
+    /// Authenticates with a refresh session (from
+    /// [`Auth::token`](crate::Auth::token) or [`Auth::refresh`](crate::Auth::refresh)):
+    /// requests carry its access token, which the client refreshes through
+    /// `POST /auth/refresh` when it nears expiry or a request meets `401`
+    /// (that request is then sent once more). Replaces [`Self::bearer`].
+    /// Save the rotated refresh token with [`Self::on_refresh`] to resume
+    /// the session in another process. `build` fails when the session has
+    /// no refresh token.
+    pub fn refresh_session(mut self, session: Session) -> Self {
+        self.session = Some(SessionStart::Session(Box::new(session)));
+        self
+    }
+
+    /// Like [`Self::refresh_session`] from a saved refresh token alone: the
+    /// first request refreshes to get an access token.
+    pub fn refresh_token(mut self, refresh_token: impl Into<String>) -> Self {
+        self.session = Some(SessionStart::RefreshToken(refresh_token.into()));
+        self
+    }
+
+    /// How long before its expiry an access token is refreshed (60 s by
+    /// default; at most half of what is left of a token's life, so tokens
+    /// shorter-lived than this are not refreshed on every request). Zero
+    /// refreshes at the expiry itself, or after a `401`.
+    pub fn refresh_skew(mut self, skew: Duration) -> Self {
+        self.refresh_skew = skew;
+        self
+    }
+
+    /// Called after each refresh with the new session, whose
+    /// `refresh_token` replaces the old one (which the server now refuses,
+    /// and whose reuse would end the session). Runs while other requests
+    /// wait for the refresh, so keep it short.
+    pub fn on_refresh(mut self, hook: impl Fn(&Session) + Send + Sync + 'static) -> Self {
+        self.on_refresh = Some(Arc::new(hook));
+        self
+    }
+
+    /// For a session several processes share through saved tokens (say a
+    /// CLI profile): called before each refresh to read what is saved now.
+    /// When another process has refreshed since (the saved refresh token
+    /// differs), the client takes the saved tokens instead of spending its
+    /// own refresh token, which the server would take for a stolen one.
+    pub fn reload_session(
+        mut self,
+        hook: impl Fn() -> Option<SessionTokens> + Send + Sync + 'static,
+    ) -> Self {
+        self.reload = Some(Arc::new(hook));
+        self
+    }
+
     /// The credential: an API key or an access token.
     pub fn bearer(mut self, credential: impl Into<String>) -> Self {
         self.credential = Some(credential.into());
@@ -149,10 +251,36 @@ impl ClientBuilder {
         if let Some(timeout) = self.timeout {
             http = http.timeout(timeout);
         }
+        let session = match self.session {
+            None => None,
+            Some(start) => {
+                let (refresh, access) = match start {
+                    SessionStart::Session(session) => {
+                        let Some(refresh) = session.refresh_token else {
+                            return Err(Error::MissingRefreshToken);
+                        };
+                        (refresh, Some((session.token, session.expires_at)))
+                    }
+                    SessionStart::RefreshToken(refresh) => (refresh, None),
+                };
+                Some(Arc::new(SessionAuth::new(
+                    refresh,
+                    access,
+                    self.refresh_skew,
+                    self.on_refresh,
+                    self.reload,
+                )))
+            }
+        };
         Ok(Client {
             http: http.build()?,
             base,
-            credential: self.credential,
+            credential: if session.is_some() {
+                None
+            } else {
+                self.credential
+            },
+            session,
             retry: self.retry,
             request_ids: self.request_ids,
             request_timeout: None,
@@ -175,6 +303,10 @@ impl Client {
             connect_timeout: Duration::from_secs(10),
             retry: RetryPolicy::default(),
             request_ids: false,
+            session: None,
+            refresh_skew: Duration::from_secs(60),
+            on_refresh: None,
+            reload: None,
         }
     }
 
@@ -216,9 +348,23 @@ impl Client {
         self.with_bearer(token)
     }
 
+    /// A fixed credential replaces a refresh session.
     fn with_bearer(mut self, credential: impl Into<String>) -> Self {
         self.credential = Some(credential.into());
+        self.session = None;
         self
+    }
+
+    /// The refresh token of the client's session as it stands now (it
+    /// rotates on every refresh), or `None` for a client without one.
+    pub fn refresh_token(&self) -> Option<String> {
+        self.session.as_ref().map(|s| s.refresh_token())
+    }
+
+    /// The access token of the client's session as it stands now (`None`
+    /// for a client without a session, or before its first refresh).
+    pub fn access_token(&self) -> Option<String> {
+        self.session.as_ref().and_then(|s| s.access_token())
     }
 
     /// The base URL, without a trailing `/`.
@@ -226,9 +372,13 @@ impl Client {
         &self.base
     }
 
-    /// The bearer credential, if any (the worker channel's handshake).
-    pub(crate) fn credential(&self) -> Option<&str> {
-        self.credential.as_deref()
+    /// The bearer credential, if any (the worker channel's handshake): a
+    /// session's access token is refreshed first when it nears expiry.
+    pub(crate) async fn bearer(&self) -> Result<Option<String>> {
+        match &self.session {
+            Some(session) => Ok(Some(session.token(self).await?)),
+            None => Ok(self.credential.clone()),
+        }
     }
 
     /// Authentication: token exchange, refresh, logout, whoami.
@@ -373,9 +523,44 @@ impl Client {
     }
 
     /// Sends `builder`, retrying as the policy says when the request is safe
-    /// to repeat (a read, or a write with a `request_id`).
+    /// to repeat (a read, or a write with a `request_id`). With a refresh
+    /// session, a request without its own `Authorization` gets the
+    /// session's access token, and one `401` refreshes it and sends again.
     pub(crate) async fn send(&self, builder: RequestBuilder) -> Result<Response> {
-        let request = builder.build()?;
+        let mut request = builder.build()?;
+        let Some(session) = self
+            .session
+            .as_ref()
+            .filter(|_| !request.headers().contains_key(AUTHORIZATION))
+        else {
+            return self.execute(request).await;
+        };
+        let token = session.token(self).await?;
+        set_bearer(&mut request, &token)?;
+        let again = request.try_clone();
+        let response = self.execute(request).await?;
+        if response.status() != StatusCode::UNAUTHORIZED {
+            return Ok(response);
+        }
+        let Some(mut again) = again else {
+            return Ok(response);
+        };
+        let token = session.refresh(self, Some(&token)).await?;
+        set_bearer(&mut again, &token)?;
+        self.execute(again).await
+    }
+
+    /// `POST /auth/refresh` with `refresh_token`, outside the session logic
+    /// (which calls it).
+    pub(crate) async fn exchange_refresh(&self, refresh_token: &str) -> Result<Session> {
+        let request = self
+            .request_with_bearer(Method::POST, "/api/v1/auth/refresh", refresh_token)
+            .build()?;
+        crate::auth::refreshed_session(self.execute(request).await?).await
+    }
+
+    /// Sends `request`, retrying as the policy says.
+    async fn execute(&self, request: reqwest::Request) -> Result<Response> {
         if self.retry.max_attempts <= 1 || !repeatable(&request) {
             return Ok(self.http.execute(request).await?);
         }
@@ -445,6 +630,19 @@ impl Client {
             per_page: list.meta.per_page,
         })
     }
+}
+
+/// Sets `Authorization: Bearer token` on a built request.
+fn set_bearer(request: &mut reqwest::Request, token: &str) -> Result<()> {
+    let value =
+        reqwest::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            Error::Decode {
+                status: 200,
+                message: "the access token is not a valid header value".into(),
+            }
+        })?;
+    request.headers_mut().insert(AUTHORIZATION, value);
+    Ok(())
 }
 
 /// Whether `request` may be sent again: a read, or a body with a

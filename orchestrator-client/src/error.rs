@@ -35,6 +35,10 @@ pub enum Error {
     /// The worker channel's websocket failed (handshake or transport).
     #[error("websocket: {0}")]
     WebSocket(String),
+    /// [`ClientBuilder::refresh_session`](crate::ClientBuilder::refresh_session)
+    /// got a session without a refresh token (the answer set no refresh cookie).
+    #[error("the session has no refresh token to renew its access token with")]
+    MissingRefreshToken,
 }
 
 impl Error {
@@ -51,7 +55,7 @@ impl Error {
         match self {
             Self::Api { status, .. } | Self::Decode { status, .. } => Some(*status),
             Self::Transport(e) => e.status().map(|s| s.as_u16()),
-            Self::InvalidUrl(_) | Self::WebSocket(_) => None,
+            Self::InvalidUrl(_) | Self::WebSocket(_) | Self::MissingRefreshToken => None,
         }
     }
 

@@ -27,6 +27,24 @@
 //! let tasks: Vec<_> = client.tasks().list_all(&Default::default()).try_collect().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! A client built from a refresh session keeps its short-lived access token
+//! fresh by itself (before expiry, and once after a `401`), one refresh at a
+//! time across its clones:
+//!
+//! ```no_run
+//! # fn save(_: Option<&str>) {}
+//! # async fn demo(url: &str, key: &str) -> Result<(), orchestrator_client::Error> {
+//! use orchestrator_client::Client;
+//! let session = Client::new(url)?.auth().token(key, true).await?;
+//! let client = Client::builder(url)
+//!     .refresh_session(session)
+//!     // The old refresh token stops working: keep the rotated one.
+//!     .on_refresh(|s| save(s.refresh_token.as_deref()))
+//!     .build()?;
+//! let me = client.auth().me().await?;
+//! # Ok(()) }
+//! ```
 #![warn(missing_docs)]
 
 mod agents;
@@ -42,6 +60,8 @@ mod health;
 mod logs;
 mod paging;
 mod playbooks;
+mod session;
+pub use session::SessionTokens;
 mod sse;
 mod tasks;
 mod tenants;

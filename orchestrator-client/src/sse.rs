@@ -161,7 +161,7 @@ fn open(
                 if let Some(id) = &st.last_id {
                     request = request.header("last-event-id", id.as_str());
                 }
-                match request.send().await {
+                match st.client.send(request).await {
                     Ok(response) if response.status().is_success() => {
                         st.parser = Parser::default();
                         st.body = Some(response.bytes_stream().boxed());

@@ -5,10 +5,11 @@ use crate::error::Result;
 use crate::paging;
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
+use orchestrator_core::api::workspaces::Artifact;
 use orchestrator_core::api::{
     ClaimCredentials, ClaimTask, ClaimedCredentials, CompleteTask, CreateHandoff, CreateTask,
     Event, FailTask, Handoff, IssueTaskToken, Page, PageRequest, StartTask, Task, TaskAction,
-    TaskContext, TaskFilter, TaskGit, TaskToken,
+    TaskArtifact, TaskContext, TaskFilter, TaskGit, TaskToken,
 };
 use uuid::Uuid;
 
@@ -212,6 +213,20 @@ impl Tasks<'_> {
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/handoffs"))
                     .json_id(self.client, request),
+            )
+            .await
+    }
+
+    /// `POST /tasks/:id/artifacts`: attaches a file to the task, linked to
+    /// its workspace, workflow, work item, stage and role (as the task's
+    /// assignee while it is held, or as an admin). Retried like any write
+    /// when it carries a `request_id`.
+    pub async fn add_artifact(&self, id: Uuid, artifact: &TaskArtifact) -> Result<Artifact> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/tasks/{id}/artifacts"))
+                    .json_id(self.client, artifact),
             )
             .await
     }

@@ -68,7 +68,7 @@ impl Workers<'_> {
         let mut request = url
             .into_client_request()
             .map_err(|e| Error::WebSocket(e.to_string()))?;
-        if let Some(credential) = self.client.credential() {
+        if let Some(credential) = self.client.bearer().await? {
             let value = HeaderValue::from_str(&format!("Bearer {credential}"))
                 .map_err(|e| Error::WebSocket(e.to_string()))?;
             request.headers_mut().insert("authorization", value);

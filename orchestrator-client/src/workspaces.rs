@@ -200,10 +200,13 @@ impl Workspaces<'_> {
 
     /// `GET /workspaces/:id/files/:fileId/content`: the raw bytes.
     pub async fn download_file(&self, id: Uuid, file_id: Uuid) -> Result<Downloaded> {
-        download(self.client.request(
-            M::GET,
-            &format!("/api/v1/workspaces/{id}/files/{file_id}/content"),
-        ))
+        download(
+            self.client,
+            self.client.request(
+                M::GET,
+                &format!("/api/v1/workspaces/{id}/files/{file_id}/content"),
+            ),
+        )
         .await
     }
 
@@ -238,6 +241,7 @@ impl Workspaces<'_> {
     /// `GET /artifacts/:id/content`: an artifact's raw bytes.
     pub async fn download_artifact(&self, artifact_id: Uuid) -> Result<Downloaded> {
         download(
+            self.client,
             self.client
                 .request(M::GET, &format!("/api/v1/artifacts/{artifact_id}/content")),
         )
@@ -258,8 +262,10 @@ pub struct Downloaded {
     pub etag: Option<String>,
 }
 
-async fn download(request: reqwest::RequestBuilder) -> Result<Downloaded> {
-    let response = request.send().await?;
+/// Sends `request` through the client (retries, session refresh) and keeps
+/// the raw body with its describing headers.
+async fn download(client: &Client, request: reqwest::RequestBuilder) -> Result<Downloaded> {
+    let response = client.send(request).await?;
     if !response.status().is_success() {
         return Err(decode::<serde_json::Value>(response)
             .await
@@ -295,6 +301,22 @@ impl Workspaces<'_> {
             let client = client.clone();
             let filter = filter.clone();
             async move { client.workspaces().list(&filter, page).await }
+        })
+    }
+
+    /// Every artifact of workspace `id` matching `filter`, page after page,
+    /// as one stream; an error ends it.
+    pub fn artifacts_all(
+        &self,
+        id: Uuid,
+        filter: &ArtifactFilter,
+    ) -> BoxStream<'static, Result<Artifact>> {
+        let client = self.client.clone();
+        let filter = filter.clone();
+        paging::pages(move |page| {
+            let client = client.clone();
+            let filter = filter.clone();
+            async move { client.workspaces().artifacts(id, &filter, page).await }
         })
     }
 }

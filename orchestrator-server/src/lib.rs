@@ -22,6 +22,8 @@ mod download;
 mod error;
 mod metrics;
 mod openapi;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod rate_limit;
 mod request;
 mod response;

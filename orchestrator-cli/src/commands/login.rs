@@ -14,8 +14,9 @@ pub struct LoginArgs {
     /// Read the API key from standard input instead of --api-key / ORCH_API_KEY.
     #[arg(long)]
     pub stdin: bool,
-    /// Also open a persistent session and save its refresh token (for
-    /// `orch auth refresh`; `orch logout` revokes it).
+    /// Open a persistent session and save it instead of the key: commands
+    /// then use its short-lived access token, refreshed as it expires (the
+    /// key never sits on disk); `orch logout` revokes the session.
     #[arg(long)]
     pub session: bool,
 }
@@ -45,22 +46,27 @@ pub async fn run(global: &GlobalOpts, args: LoginArgs) -> anyhow::Result<()> {
         .context("the server refused the key")?;
     let exchange = session
         .exchange
+        .clone()
         .context("the token answer lacked scope and tenant")?;
 
     let mut file = ConfigFile::load()?;
     let name = config::profile_name(global);
-    file.profiles.insert(
-        name.clone(),
-        Profile {
-            url: url.clone(),
-            api_key: key,
-            refresh_token: if args.session {
-                session.refresh_token.clone()
-            } else {
-                None
-            },
-        },
-    );
+    let mut profile = Profile {
+        url: url.clone(),
+        api_key: String::new(),
+        refresh_token: None,
+        access_token: None,
+        access_expires_at: None,
+    };
+    if args.session {
+        if session.refresh_token.is_none() {
+            bail!("the server opened no session (no refresh token in its answer)");
+        }
+        profile.set_session(&session);
+    } else {
+        profile.api_key = key;
+    }
+    file.profiles.insert(name.clone(), profile);
     file.current = Some(name.clone());
     let path = file.save()?;
     output::emit(

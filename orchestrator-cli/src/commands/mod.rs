@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod api_keys;
+pub mod artifacts;
 pub mod bench;
 pub mod catalog;
 pub mod completions;

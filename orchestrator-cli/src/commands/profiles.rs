@@ -123,7 +123,7 @@ pub async fn logout(global: &GlobalOpts) -> anyhow::Result<()> {
         revoked = true;
     }
     profile.api_key.clear();
-    profile.refresh_token = None;
+    profile.clear_session();
     file.save()?;
     let out =
         serde_json::json!({ "profile": name, "session_revoked": revoked, "logged_out": true });
@@ -188,7 +188,7 @@ pub async fn run_auth(global: &GlobalOpts, command: AuthCommand) -> anyhow::Resu
                 && let Some(profile) = file.profiles.get_mut(&name)
                 && session.refresh_token.is_some()
             {
-                profile.refresh_token = session.refresh_token.clone();
+                profile.set_session(&session);
                 file.save()?;
             }
             let view = SessionView {

@@ -72,6 +72,11 @@ pub struct ServeArgs {
     /// --listen needs an admin key).
     #[arg(long, env = "ORCH_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Export request spans as OTLP traces (protobuf over HTTP) to this
+    /// collector, e.g. http://127.0.0.1:4318 (sent to `<URL>/v1/traces`).
+    #[cfg(feature = "otel")]
+    #[arg(long, env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
+    pub otel_endpoint: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -87,6 +92,21 @@ pub enum LogFormat {
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // Kept until the server stops; dropping it flushes the last spans.
+    #[cfg(feature = "otel")]
+    let otel = match &args.otel_endpoint {
+        Some(endpoint) => {
+            orchestrator_client::install_crypto_provider();
+            Some(
+                orchestrator_server::otel::OtelTraces::new(endpoint)
+                    .with_context(|| format!("cannot export traces to {endpoint}"))?,
+            )
+        }
+        None => None,
+    };
+    #[cfg(feature = "otel")]
+    init_tracing(args.log_format, otel.as_ref());
+    #[cfg(not(feature = "otel"))]
     init_tracing(args.log_format);
     let database_url = match args.database_url {
         Some(url) => url,
@@ -129,16 +149,25 @@ fn env_nonempty(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn init_tracing(format: LogFormat) {
+/// Logs on stderr (text or JSON), filtered by `ORCH_LOG`; with the `otel`
+/// feature and an endpoint, the same spans also go out as OTLP traces.
+fn init_tracing(
+    format: LogFormat,
+    #[cfg(feature = "otel")] otel: Option<&orchestrator_server::otel::OtelTraces>,
+) {
+    use tracing_subscriber::prelude::*;
     let filter =
         EnvFilter::try_from_env("ORCH_LOG").unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn"));
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(colour);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
+    let log = match format {
+        LogFormat::Text => log.boxed(),
+        LogFormat::Json => log.json().boxed(),
+    };
+    let subscriber = tracing_subscriber::registry().with(log).with(filter);
+    #[cfg(feature = "otel")]
+    let subscriber = subscriber.with(otel.map(|o| o.layer()));
+    subscriber.init();
 }

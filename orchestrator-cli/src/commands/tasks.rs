@@ -41,6 +41,9 @@ pub enum TasksCommand {
         after_help = "Example:\n  orch tasks claim-credentials 3f6c… --llm-api-key-handle claim_… -o json"
     )]
     ClaimCredentials(ClaimCredentialsArgs),
+    /// Upload a task's artifacts, or list them.
+    #[command(subcommand)]
+    Artifacts(crate::commands::artifacts::TaskArtifactsCommand),
     /// The handoffs of a task, oldest first.
     #[command(after_help = "Example:\n  orch tasks handoffs 3f6c…")]
     Handoffs(IdArg),
@@ -433,6 +436,9 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 || table(&[]),
             );
             return Ok(());
+        }
+        TasksCommand::Artifacts(command) => {
+            return crate::commands::artifacts::run_task(global, command).await;
         }
         TasksCommand::Handoffs(args) => {
             let handoffs = tasks.handoffs(args.id).await?;

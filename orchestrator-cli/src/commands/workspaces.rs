@@ -10,8 +10,8 @@ use base64::engine::general_purpose::STANDARD;
 use clap::{Args, Subcommand, ValueEnum};
 use orchestrator_client::api::Timestamp;
 use orchestrator_client::api::workspaces::{
-    ArtifactFilter, BatchUpload, CreateWorkspace, FileUpload, GitTokenMode, PatchWorkspace,
-    PutWorkspaceSpec, VerifyGitAccess, Workspace, WorkspaceFile, WorkspaceFilter,
+    BatchUpload, CreateWorkspace, FileUpload, GitTokenMode, PatchWorkspace, PutWorkspaceSpec,
+    VerifyGitAccess, Workspace, WorkspaceFile, WorkspaceFilter,
 };
 use std::path::PathBuf;
 use uuid::Uuid;
@@ -35,8 +35,9 @@ pub enum WorkspacesCommand {
     /// Upload, list, download and delete workspace files.
     #[command(subcommand)]
     Files(FilesCommand),
-    /// Explore the artifacts tasks produced.
-    Artifacts(ArtifactsArgs),
+    /// List, upload and download the artifacts tasks produced.
+    #[command(subcommand)]
+    Artifacts(crate::commands::artifacts::WorkspaceArtifactsCommand),
     /// Check the repository URL and branch, and keep, replace or clear the token.
     VerifyGit(VerifyArgs),
     /// Show the workspace's events, newest first.
@@ -159,40 +160,6 @@ pub enum FilesCommand {
     Delete { id: Uuid, file_id: Uuid },
 }
 
-#[derive(Debug, Args)]
-pub struct ArtifactsArgs {
-    pub id: Uuid,
-    #[arg(long)]
-    pub q: Option<String>,
-    #[arg(long)]
-    pub workflow_id: Option<Uuid>,
-    #[arg(long)]
-    pub work_item_id: Option<Uuid>,
-    #[arg(long)]
-    pub task_id: Option<Uuid>,
-    #[arg(long)]
-    pub stage_name: Option<String>,
-    #[arg(long)]
-    pub role: Option<String>,
-    /// Exact type, or a prefix such as `image/*`.
-    #[arg(long)]
-    pub content_type: Option<String>,
-    /// text, image or download.
-    #[arg(long)]
-    pub preview_mode: Option<String>,
-    /// RFC 3339 lower bound.
-    #[arg(long)]
-    pub created_from: Option<String>,
-    /// RFC 3339 upper bound.
-    #[arg(long)]
-    pub created_to: Option<String>,
-    /// created_at, file_name or size_bytes; a leading - for descending.
-    #[arg(long, allow_hyphen_values = true)]
-    pub sort: Option<String>,
-    #[command(flatten)]
-    pub page: PageArgs,
-}
-
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TokenMode {
     Preserve,
@@ -226,7 +193,7 @@ fn json_object(flag: &str, text: Option<String>) -> anyhow::Result<Option<serde_
         .transpose()
 }
 
-fn timestamp(flag: &str, text: Option<String>) -> anyhow::Result<Option<Timestamp>> {
+pub(crate) fn timestamp(flag: &str, text: Option<String>) -> anyhow::Result<Option<Timestamp>> {
     text.map(|t| {
         serde_json::from_value(serde_json::Value::String(t))
             .with_context(|| format!("--{flag} must be an RFC 3339 time"))
@@ -384,42 +351,8 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             let file = workspaces.delete_file(id, file_id).await?;
             output::emit(format, &file, || files_table(std::slice::from_ref(&file)));
         }
-        WorkspacesCommand::Artifacts(args) => {
-            let filter = ArtifactFilter {
-                q: args.q,
-                workflow_id: args.workflow_id,
-                work_item_id: args.work_item_id,
-                task_id: args.task_id,
-                stage_name: args.stage_name,
-                role: args.role,
-                content_type: args.content_type,
-                preview_mode: args.preview_mode,
-                created_from: timestamp("created-from", args.created_from)?,
-                created_to: timestamp("created-to", args.created_to)?,
-                sort: args.sort,
-            };
-            let page = args
-                .page
-                .fetch(|p| workspaces.artifacts(args.id, &filter, p))
-                .await?;
-            output::emit(format, &page, || {
-                let mut t = table(&[
-                    "id", "file", "type", "size", "stage", "role", "task", "created",
-                ]);
-                for a in &page.items {
-                    t.add_row(vec![
-                        a.id.to_string(),
-                        a.file_name.clone(),
-                        a.content_type.clone(),
-                        a.size_bytes.to_string(),
-                        opt(&a.stage_name),
-                        opt(&a.role),
-                        opt(&a.task_id),
-                        a.created_at.to_string(),
-                    ]);
-                }
-                t
-            });
+        WorkspacesCommand::Artifacts(command) => {
+            return crate::commands::artifacts::run_workspace(global, command).await;
         }
         WorkspacesCommand::VerifyGit(args) => {
             let mode = match args.token_mode {

@@ -83,3 +83,37 @@ where
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
+
+/// Like [`orch_with`], with `stdin` as the standard input.
+pub async fn orch_stdin(args: &[&str], env: &[(&str, &str)], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let stdin = stdin.to_vec();
+    tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(ORCH)
+            .args(&args)
+            .env_remove("ORCH_URL")
+            .env_remove("ORCH_API_KEY")
+            .env("ORCH_CONFIG", "/nonexistent/orch-config.json")
+            .envs(env)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run orch");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(&stdin)
+            .expect("write stdin");
+        child.wait_with_output().expect("orch output")
+    })
+    .await
+    .unwrap()
+}
