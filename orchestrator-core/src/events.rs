@@ -6,12 +6,12 @@ use crate::api::{Event, Timestamp};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::store::{Access, Db, Tx, on_db};
-use std::any::Any;
-use std::future::Future;
-use std::pin::Pin;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::types::Json;
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
 use uuid::Uuid;
 
 /// An event about to be written.

@@ -4,6 +4,7 @@
 
 mod claims;
 mod fixtures;
+mod group_commit;
 mod hostile;
 mod input;
 mod isolation;

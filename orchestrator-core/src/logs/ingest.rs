@@ -8,11 +8,11 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::store::{Access, Tx, on_db};
+use serde_json::{Value, json};
+use sqlx::types::Json;
 use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
-use serde_json::{Value, json};
-use sqlx::types::Json;
 use uuid::Uuid;
 
 /// Columns written per row (everything but `id` and `txid`).

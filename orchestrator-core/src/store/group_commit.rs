@@ -219,7 +219,10 @@ impl Writer {
 
     /// Waits for the writer, then opens this request's savepoint (and the
     /// batch, if none is open).
-    pub(crate) async fn begin(self: &Arc<Self>, held: Option<OwnedMutexGuard<Slot>>) -> Result<Turn> {
+    pub(crate) async fn begin(
+        self: &Arc<Self>,
+        held: Option<OwnedMutexGuard<Slot>>,
+    ) -> Result<Turn> {
         let guard = match held {
             Some(guard) => guard,
             None => {
@@ -239,7 +242,12 @@ impl Writer {
         };
         let slot = turn.slot();
         if slot.conn.is_none() {
-            slot.conn = Some(self.opener.open().await.map_err(|e| Error::Unavailable(Box::new(e)))?);
+            slot.conn = Some(
+                self.opener
+                    .open()
+                    .await
+                    .map_err(|e| Error::Unavailable(Box::new(e)))?,
+            );
         }
         slot.in_request = true;
         if slot.batch.is_none() {
@@ -299,7 +307,8 @@ impl Writer {
         let Some(mut batch) = slot.batch.take() else {
             return;
         };
-        let committed = match flush_deferred(conn(slot), std::mem::take(&mut batch.deferred)).await {
+        let committed = match flush_deferred(conn(slot), std::mem::take(&mut batch.deferred)).await
+        {
             Ok(events) => {
                 batch.events.extend(events);
                 conn(slot).run("COMMIT").await
@@ -396,6 +405,9 @@ impl Writer {
     }
 }
 
+/// One deferred row, opaque here (its flush knows its type).
+type DeferredRow = Box<dyn std::any::Any + Send>;
+
 /// Writes a batch's deferred rows, one flush per kind (kinds in the order
 /// they first appear), and returns the events they inserted. A failure is
 /// reported as a database error so the batch fails as a failed commit would.
@@ -403,8 +415,7 @@ async fn flush_deferred(
     conn: &mut WriterConn,
     deferred: Vec<Deferred>,
 ) -> std::result::Result<Vec<Event>, sqlx::Error> {
-    let mut kinds: Vec<(&'static str, super::FlushFn, Vec<Box<dyn std::any::Any + Send>>)> =
-        Vec::new();
+    let mut kinds: Vec<(&'static str, super::FlushFn, Vec<DeferredRow>)> = Vec::new();
     for item in deferred {
         match kinds.iter_mut().find(|(kind, ..)| *kind == item.kind) {
             Some((_, _, rows)) => rows.push(item.row),
@@ -443,7 +454,10 @@ fn conn(slot: &mut Slot) -> &mut WriterConn {
 fn drop_broken(slot: &mut Slot, error: &sqlx::Error) {
     if matches!(
         error,
-        sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::Tls(_) | sqlx::Error::WorkerCrashed
+        sqlx::Error::Io(_)
+            | sqlx::Error::Protocol(_)
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed
     ) {
         slot.conn = None;
     }
@@ -479,7 +493,9 @@ pub(crate) struct Turn {
 
 impl Turn {
     pub(crate) fn slot(&mut self) -> &mut Slot {
-        self.guard.as_mut().expect("a turn holds its writer until it ends")
+        self.guard
+            .as_mut()
+            .expect("a turn holds its writer until it ends")
     }
 
     /// The request's connection, inside its savepoint.

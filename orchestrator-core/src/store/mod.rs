@@ -362,10 +362,9 @@ impl Store {
             )
         };
         match &*self.backend {
-            Backend::Sqlite { read, writers: w } => vec![
-                of("read", read.size(), read.num_idle()),
-                writers(w),
-            ],
+            Backend::Sqlite { read, writers: w } => {
+                vec![of("read", read.size(), read.num_idle()), writers(w)]
+            }
             Backend::Postgres {
                 pool, writers: w, ..
             } => vec![of("main", pool.size(), pool.num_idle()), writers(w)],

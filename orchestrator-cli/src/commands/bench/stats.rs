@@ -63,6 +63,10 @@ pub struct Latency {
     pub p95_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    /// The whole distribution as `[quantile, ms]` pairs (every percentile,
+    /// then the tail to the maximum), for the latency charts of
+    /// `bench/charts.py`.
+    pub quantiles_ms: Vec<(f64, f64)>,
 }
 
 impl Latency {
@@ -75,6 +79,11 @@ impl Latency {
             p95_ms: ms(h.value_at_quantile(0.95)),
             p99_ms: ms(h.value_at_quantile(0.99)),
             max_ms: ms(h.max()),
+            quantiles_ms: (0..100)
+                .map(|p| f64::from(p) / 100.0)
+                .chain([0.995, 0.999, 0.9999, 1.0])
+                .map(|q| (q, ms(h.value_at_quantile(q))))
+                .collect(),
         }
     }
 }
