@@ -39,10 +39,11 @@ plt.rcParams.update({
 SVG_META = {"Date": None, "Creator": "orch bench/charts.py"}
 
 COLOURS = {"orch": "#d62728", "engine": "#7f7f7f", "ceiling": "#c7c7c7", "raw": "#1f77b4", "peer": "#2ca02c",
-           "peer_drain": "#98df8a"}
+           "peer_drain": "#98df8a", "orch_alone": "#ff9896"}
 LEGEND = {"orch": "orch (HTTP, end to end)", "engine": "SQLite engine alone, per-step commits",
           "ceiling": "batched commits (many steps per commit)", "raw": "raw SQL, per-step commits",
-          "peer": "graphile-worker, end to end", "peer_drain": "graphile-worker, drain only"}
+          "peer": "graphile-worker, end to end", "peer_drain": "graphile-worker, drain only",
+          "orch_alone": "orch with group commit off"}
 
 
 def tasks_per_s(data, path):

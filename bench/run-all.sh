@@ -103,6 +103,8 @@ run() { # backend name args...
 for backend in $BACKENDS; do
   run "$backend" noop noop --clients "$AGENTS" --duration "$SECONDS_PER_RUN"
   run "$backend" lifecycle lifecycle --tasks "$TASKS" --agents "$AGENTS"
+  # The same server with group commit off: every request commits alone.
+  ORCH_GROUP_COMMIT_MAX=1 run "$backend" lifecycle-no-group-commit lifecycle --tasks "$TASKS" --agents "$AGENTS"
   run "$backend" claim-latency claim-latency --duration "$SECONDS_PER_RUN"
   run "$backend" ingest ingest --batch 500 --clients 8 --duration "$SECONDS_PER_RUN"
   run "$backend" stream stream --tasks 1000 --interval-ms 5

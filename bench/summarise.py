@@ -65,6 +65,15 @@ def baselines(out, backend):
     kind ("engine", "ceiling", "raw", "peer", "peer_drain") and `like`: (orch figure key, their
     figure, what) for a like-for-like ratio where one exists."""
     rows = []
+    # orch itself with group commit off (every request commits alone), same
+    # session: the before/after of issue 14's write path.
+    alone = load(out, f"{backend}-lifecycle-no-group-commit.json")
+    if alone:
+        res = alone["results"]
+        rows.append(dict(key="orch_alone", kind="orch_alone", tasks_per_s=res["tasks_per_s"],
+                         label="orch over HTTP with group commit off (ORCH_GROUP_COMMIT_MAX=1)",
+                         short="orch, group\ncommit off",
+                         like=("drain_tasks_per_s", res["drain_tasks_per_s"], "drain")))
     if backend == "sqlite":
         engine = load(out, "sqlite-engine.json")
         if engine:
