@@ -141,7 +141,7 @@ pub(crate) async fn insert_artifact(
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) RETURNING ",
         artifact_columns!()
     ))
-    .bind(Uuid::new_v4())
+    .bind(Uuid::now_v7())
     .bind(caller.tenant_id)
     .bind(artifact.workspace_id)
     .bind(artifact.workflow_id)

@@ -277,7 +277,13 @@ impl Store {
                 .journal_mode(SqliteJournalMode::Wal)
                 .synchronous(SqliteSynchronous::Normal)
                 .busy_timeout(Duration::from_secs(10))
-                .foreign_keys(true);
+                .foreign_keys(true)
+                // Reads straight from the mapped file instead of copying each
+                // page into SQLite's cache (pages count in RSS only as they
+                // are touched), and a 16 MiB page cache per connection (the
+                // default is 2 MiB) so a write batch's index pages stay hot.
+                .pragma("mmap_size", "268435456")
+                .pragma("cache_size", "-16384");
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime.
             let mut writer: SqliteConnection = connect.connect().await.map_err(unavailable)?;

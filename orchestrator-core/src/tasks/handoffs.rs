@@ -99,7 +99,7 @@ impl ControlPlane {
              VALUES ($1, $2, $3, (SELECT COALESCE(MAX(sequence), 0) + 1 FROM task_handoffs WHERE task_id = $3), $4, $5, $6) \
              RETURNING id, task_id, sequence, agent_id, body, created_at",
         )
-        .bind(Uuid::new_v4())
+        .bind(Uuid::now_v7())
         .bind(caller.tenant_id)
         .bind(id)
         .bind(Json(&body))

@@ -84,7 +84,7 @@ pub(crate) async fn enqueue_in(
     event_type: &str,
     payload: Value,
 ) -> Result<Uuid> {
-    let id = Uuid::new_v4();
+    let id = Uuid::now_v7();
     let now = Timestamp::now().as_datetime();
     on_db!(tx, c => sqlx::query(
         "INSERT INTO activations (id, tenant_id, workflow_id, reason, event_type, payload, status, attempts, created_at, updated_at) \

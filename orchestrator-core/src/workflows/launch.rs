@@ -98,7 +98,7 @@ pub(crate) fn validate_packet(packet: Option<&InitialInputPacket>, field: &str) 
 /// Inserts a workflow with its stages and its `workflow.created` activation
 /// (dispatched at once), in `tx`.
 pub(crate) async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Result<WorkflowRow> {
-    let id = Uuid::new_v4();
+    let id = Uuid::now_v7();
     let now = Timestamp::now().as_datetime();
     let lifecycle = new.playbook.lifecycle.clone();
     on_db!(tx, c => sqlx::query(

@@ -180,7 +180,7 @@ impl ControlPlane {
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING {COLS}"
         );
         let row: WorkItemRow = on_db!(tx, c => sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str()))
-            .bind(Uuid::new_v4())
+            .bind(Uuid::now_v7())
             .bind(caller.tenant_id)
             .bind(workflow_id)
             .bind(request.title.trim())
