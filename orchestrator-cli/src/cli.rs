@@ -58,6 +58,15 @@ impl GlobalOpts {
             self.output
         }
     }
+
+    /// [`Self::format`] for a free-form document that has no table form
+    /// (a context packet, claimed credentials): `table` prints it as JSON.
+    pub fn document_format(&self) -> OutputFormat {
+        match self.format() {
+            OutputFormat::Table => OutputFormat::Json,
+            other => other,
+        }
+    }
 }
 
 /// `--page`, `--per-page`, `--all` and `--limit`, shared by every list command.

@@ -368,15 +368,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 Some(agent) => tasks.context_for_agent(args.id, agent).await?,
                 None => tasks.context(args.id).await?,
             };
-            output::emit(
-                if global.format() == crate::cli::OutputFormat::Table {
-                    crate::cli::OutputFormat::Json
-                } else {
-                    global.format()
-                },
-                &context,
-                || table(&[]),
-            );
+            output::emit(global.document_format(), &context, || table(&[]));
             return Ok(());
         }
         TasksCommand::Git(args) => {
@@ -426,15 +418,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                     },
                 )
                 .await?;
-            output::emit(
-                if global.format() == crate::cli::OutputFormat::Table {
-                    crate::cli::OutputFormat::Json
-                } else {
-                    global.format()
-                },
-                &claimed,
-                || table(&[]),
-            );
+            output::emit(global.document_format(), &claimed, || table(&[]));
             return Ok(());
         }
         TasksCommand::Artifacts(command) => {
