@@ -27,7 +27,8 @@ pub struct ServeArgs {
     #[arg(long, env = "ORCH_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
     /// Writer connections with group commit; 0 picks the backend's default
-    /// (SQLite: 1, its one writer; PostgreSQL: 4).
+    /// (SQLite: 1, its one writer; PostgreSQL: 1; more writers on PostgreSQL
+    /// can make conflicting requests deadlock across batches and answer 409).
     #[arg(long, env = "ORCH_DB_WRITERS", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     pub db_writers: u32,
     /// Most write requests one database commit may carry (group commit); 1

@@ -8,7 +8,7 @@
 //! SQLite every request queues behind the one writer for all of it.
 //!
 //! How: a store has a few *writers* (SQLite: one, its single writer
-//! connection; PostgreSQL: a small set), each a dedicated connection behind
+//! connection; PostgreSQL: one by default, more on request), each a dedicated connection behind
 //! a lock. [`Writer::begin`] takes the lock, opens the writer's *batch* (one
 //! outer database transaction) if none is open, and opens a savepoint for
 //! this request: the request's [`super::Tx`] runs its statements inside it.

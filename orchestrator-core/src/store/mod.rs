@@ -109,10 +109,15 @@ pub struct StoreOptions {
     pub group_commit: GroupCommit,
 }
 
-/// PostgreSQL writer connections when none are configured: enough that a
-/// batch waiting on its WAL flush does not stop the next one from forming,
-/// few enough that most requests share a commit.
-pub const DEFAULT_PG_WRITERS: u32 = 4;
+/// PostgreSQL writer connections when none are configured: one, so the
+/// writes of a replica never wait on each other's row or index locks across
+/// batches. With several writers a batch can wait for a lock another open
+/// batch holds while that batch waits for it (say two claims for the same
+/// agent in two batches, each behind other work); PostgreSQL then aborts one
+/// statement as a deadlock and its request answers 409 "retry". Seen with 4
+/// writers in the 32-agents × 4-concurrent-claims test; `--db-writers N`
+/// trades that for throughput where requests rarely touch the same rows.
+pub const DEFAULT_PG_WRITERS: u32 = 1;
 
 enum Backend {
     Sqlite {
