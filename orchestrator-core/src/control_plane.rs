@@ -2,11 +2,13 @@
 //!
 //! Each resource module adds its operations as `impl ControlPlane` blocks, so
 //! this file only holds what they share: the store, the keys, the
-//! configuration and the credential cache. It depends on nothing but those
-//! low modules; the start-up steps that need the resources (migrations, the
-//! default tenant, bootstrap keys) live in [`crate::startup`].
+//! configuration and the caches (credentials, claim inputs). It depends on
+//! nothing but those low modules; the start-up steps that need the resources
+//! (migrations, the default tenant, bootstrap keys) live in
+//! [`crate::startup`].
 
 use crate::api::Scope;
+use crate::claim_cache::ClaimCache;
 use crate::config::CoreConfig;
 use crate::credential_cache::CredentialCache;
 use crate::error::Result;
@@ -25,6 +27,7 @@ struct Inner {
     secrets: Secrets,
     config: CoreConfig,
     credentials: CredentialCache,
+    claims: ClaimCache,
     generated_keys: Mutex<Vec<GeneratedBootstrapKey>>,
 }
 
@@ -60,6 +63,10 @@ impl ControlPlane {
         &self.inner.credentials
     }
 
+    pub(crate) fn claim_cache(&self) -> &ClaimCache {
+        &self.inner.claims
+    }
+
     /// Builds the handle over an opened store; [`ControlPlane::open`] is the
     /// public way in.
     pub(crate) fn assemble(store: Store, secrets: Secrets, config: CoreConfig) -> Self {
@@ -69,6 +76,7 @@ impl ControlPlane {
                 secrets,
                 config,
                 credentials: CredentialCache::default(),
+                claims: ClaimCache::default(),
                 generated_keys: Mutex::new(Vec::new()),
             }),
         }

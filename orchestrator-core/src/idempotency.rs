@@ -32,13 +32,21 @@ use uuid::Uuid;
 /// function when the same request was already carried out.
 macro_rules! begin_write {
     ($control_plane:expr, $caller:expr, $operation:literal, $request:expr, $storage:expr) => {
+        $crate::idempotency::begin_write!(
+            $control_plane, $caller, $operation, $request, $storage, guarded: true
+        )
+    };
+    // `guarded: false`: begun with [`crate::store::Store::begin_unguarded`]
+    // when the request has no `request_id` (which needs more statements).
+    ($control_plane:expr, $caller:expr, $operation:literal, $request:expr, $storage:expr, guarded: $guarded:expr) => {
         match $control_plane
-            .begin_idempotent(
+            .begin_idempotent_as(
                 $caller,
                 $operation,
                 $request.request_id.as_deref(),
                 &$request,
                 $storage,
+                $guarded,
             )
             .await?
         {
@@ -93,7 +101,27 @@ impl ControlPlane {
         request: &R,
         storage: Storage,
     ) -> Result<Begun<T>> {
-        let mut tx = self.store().begin().await?;
+        self.begin_idempotent_as(caller, operation, request_id, request, storage, true)
+            .await
+    }
+
+    /// [`ControlPlane::begin_idempotent`]; `guarded: false` begins without a
+    /// savepoint ([`crate::store::Store::begin_unguarded`]) when there is no
+    /// `request_id` to record.
+    pub(crate) async fn begin_idempotent_as<R: Serialize, T: DeserializeOwned>(
+        &self,
+        caller: &Caller,
+        operation: &'static str,
+        request_id: Option<&str>,
+        request: &R,
+        storage: Storage,
+        guarded: bool,
+    ) -> Result<Begun<T>> {
+        let mut tx = if guarded || request_id.is_some() {
+            self.store().begin().await?
+        } else {
+            self.store().begin_unguarded().await?
+        };
         let key = match request_id {
             None => None,
             Some(request_id) => {

@@ -36,10 +36,11 @@ pub mod caller;
 #[cfg(feature = "store")]
 pub mod catalog;
 #[cfg(feature = "store")]
+mod claim_cache;
+#[cfg(feature = "store")]
 pub mod config;
 #[cfg(feature = "store")]
 pub mod control_plane;
-#[cfg(feature = "store")]
 mod credential_cache;
 #[cfg(feature = "store")]
 pub mod environments;

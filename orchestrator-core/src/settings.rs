@@ -78,7 +78,7 @@ fn header_context(tenant_id: Uuid, name: &str) -> String {
 }
 
 /// The stored row (secrets sealed).
-#[derive(sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub(crate) struct StoredLlm {
     pub tenant_id: Uuid,
     pub provider: String,
@@ -274,6 +274,7 @@ impl ControlPlane {
         )
         .await?;
         tx.commit().await?;
+        self.claim_cache().forget_inputs(tenant_id);
         Ok(row.to_api())
     }
 }

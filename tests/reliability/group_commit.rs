@@ -2,6 +2,7 @@
 //! its own savepoint. A request that writes and then fails must leave no
 //! trace, while the requests batched with it commit.
 
+use orchestrator_client::Client;
 use orchestrator_client::api::{
     ClaimTask, CompleteTask, CreateTask, EventFilter, PageRequest, RegisterAgent, StartTask,
     TaskFilter, TaskState,
@@ -18,6 +19,28 @@ fn task(title: String) -> CreateTask {
     }
 }
 
+/// `n` pending tasks, created one after the other.
+async fn pending_tasks(admin: &Client, n: usize) -> Vec<Uuid> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        ids.push(
+            admin
+                .tasks()
+                .create(&task(format!("p{i}")))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    ids
+}
+
+/// Asserts that a request was refused with 409.
+fn refused_409<T: std::fmt::Debug>(answer: orchestrator_client::Result<T>, what: &str) {
+    let refused = answer.expect_err(what);
+    assert_eq!(refused.status(), Some(409), "{refused}");
+}
+
 /// 60 idempotent completions of pending tasks (each writes its
 /// `request_id` record, then fails with 409) race 60 task creations, all at
 /// once, so that they share batches. Afterwards every creation is there
@@ -30,34 +53,20 @@ async fn a_request_that_fails_in_a_batch_rolls_back_alone() {
     const N: usize = 60;
     let server = TestServer::start().await;
     let admin = server.admin();
-    let mut pending = Vec::new();
-    for i in 0..N {
-        pending.push(
-            admin
-                .tasks()
-                .create(&task(format!("p{i}")))
-                .await
-                .unwrap()
-                .id,
-        );
-    }
+    let pending = pending_tasks(&admin, N).await;
 
     let mut storm = Vec::new();
     for (i, &id) in pending.iter().enumerate() {
         let completer = admin.clone();
         storm.push(tokio::spawn(async move {
-            let refused = completer
-                .tasks()
-                .complete(
-                    id,
-                    &CompleteTask {
-                        request_id: Some(format!("done-{i}")),
-                        ..Default::default()
-                    },
-                )
-                .await
-                .expect_err("a pending task cannot be completed");
-            assert_eq!(refused.status(), Some(409), "{refused}");
+            let complete = CompleteTask {
+                request_id: Some(format!("done-{i}")),
+                ..Default::default()
+            };
+            refused_409(
+                completer.tasks().complete(id, &complete).await,
+                "a pending task cannot be completed",
+            );
             None
         }));
         let creator = admin.clone();
@@ -150,4 +159,84 @@ async fn a_request_that_fails_in_a_batch_rolls_back_alone() {
         finished.insert(done.id);
     }
     assert_eq!(finished.len(), 2 * N);
+}
+
+/// The hot transitions run without a savepoint on SQLite (store
+/// `begin_unguarded`) and open one only when their one-statement fast path
+/// misses. 40 starts and 40 completions (no `request_id`) of pending tasks
+/// miss it and fail with 409, racing 40 creations (themselves unguarded)
+/// so that they share batches. Had a failing request run on without its
+/// savepoint, it would have rolled its whole batch back and failed
+/// creations with it; instead every creation is there with its event, and
+/// the refused tasks are untouched.
+#[tokio::test]
+async fn a_fast_path_that_misses_fails_alone() {
+    const N: usize = 40;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let agent = admin
+        .agents()
+        .register(&RegisterAgent {
+            name: "starter".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let pending = pending_tasks(&admin, N).await;
+
+    let mut storm = Vec::new();
+    for &id in &pending {
+        let starter = admin.clone();
+        storm.push(tokio::spawn(async move {
+            let start = StartTask {
+                agent_id: Some(agent.id),
+                ..Default::default()
+            };
+            refused_409(
+                starter.tasks().start(id, &start).await,
+                "a pending task cannot be started",
+            );
+            None
+        }));
+        let completer = admin.clone();
+        storm.push(tokio::spawn(async move {
+            let complete = CompleteTask {
+                agent_id: Some(agent.id),
+                ..Default::default()
+            };
+            refused_409(
+                completer.tasks().complete(id, &complete).await,
+                "a pending task cannot be completed",
+            );
+            None
+        }));
+        let creator = admin.clone();
+        storm.push(tokio::spawn(async move {
+            let created = creator.tasks().create(&task("s".into())).await;
+            Some(created.expect("a creation batched with failing requests commits"))
+        }));
+    }
+    let mut created = HashSet::new();
+    for handle in storm {
+        if let Some(task) = handle.await.unwrap() {
+            created.insert(task.id);
+        }
+    }
+    assert_eq!(created.len(), N);
+    for &id in created.iter().chain(&pending) {
+        let events = admin
+            .events()
+            .list(&EventFilter {
+                entity_id: Some(id),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let types: Vec<&str> = events.items.iter().map(|e| e.event_type.as_str()).collect();
+        assert_eq!(types, ["task.created"], "events of task {id}");
+    }
+    for &id in &pending {
+        let task = admin.tasks().get(id).await.unwrap();
+        assert_eq!(task.state, TaskState::Pending, "refused task {id}");
+    }
 }

@@ -14,6 +14,7 @@ use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
 use sqlx::types::Json;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Longest `workspace_path`.
@@ -220,7 +221,7 @@ impl ControlPlane {
         caller: &Caller,
         agent_id: Uuid,
         worker_id: Option<Uuid>,
-    ) -> Result<AgentRow> {
+    ) -> Result<Arc<AgentRow>> {
         let agent = self.acting_agent(caller, agent_id, worker_id).await?;
         if agent.protocol != "acp" {
             return Err(Error::validation(format!(

@@ -66,6 +66,7 @@ use crate::tasks::rows::{TaskRow, record_change, task_columns};
 use crate::tasks::state::TaskOp;
 use serde_json::{Value, json};
 use sqlx::types::Json;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// The candidate filter shared by both subqueries (`t` is the task).
@@ -267,8 +268,10 @@ pub(crate) async fn claim_filtered(
     workflow_id: Option<Uuid>,
     environment: Option<Uuid>,
 ) -> Result<Option<TaskRow>> {
+    // Nothing but the claim statement writes: no savepoint
+    // (store::begin_unguarded).
     let (tx, row) =
-        claim_open_filtered(store, caller, agent, tags, workflow_id, environment).await?;
+        claim_open_filtered(store, caller, agent, tags, workflow_id, environment, false).await?;
     tx.commit().await?;
     Ok(row)
 }
@@ -285,10 +288,12 @@ pub(crate) async fn claim_open(
     tags: &[String],
     workflow_id: Option<Uuid>,
 ) -> Result<(Tx, Option<TaskRow>)> {
-    claim_open_filtered(store, caller, agent, tags, workflow_id, None).await
+    claim_open_filtered(store, caller, agent, tags, workflow_id, None, true).await
 }
 
-/// [`claim_open`] with the environment filter of [`claim_filtered`].
+/// [`claim_open`] with the environment filter of [`claim_filtered`];
+/// `guarded: false` for a claim that writes nothing else
+/// ([`Store::begin_unguarded`]).
 async fn claim_open_filtered(
     store: &Store,
     caller: &Caller,
@@ -296,9 +301,14 @@ async fn claim_open_filtered(
     tags: &[String],
     workflow_id: Option<Uuid>,
     environment: Option<Uuid>,
+    guarded: bool,
 ) -> Result<(Tx, Option<TaskRow>)> {
     for _ in 0..CLAIM_ATTEMPTS {
-        let mut tx = store.begin().await?;
+        let mut tx = if guarded {
+            store.begin().await?
+        } else {
+            store.begin_unguarded().await?
+        };
         match claim_in(&mut tx, caller, agent, tags, workflow_id, environment).await? {
             // Dropping `tx` rolls the void transaction back.
             Attempt::Raced => continue,
@@ -391,17 +401,17 @@ impl ControlPlane {
     /// The agent a claim is made for, checked against the credential: an
     /// agent-bound key claims for its own agent, a worker-bound key for its
     /// worker's agents, unbound keys for any agent of the tenant.
+    ///
+    /// Read once and then served from [`crate::claim_cache`]: what a claim
+    /// uses of the row never changes. Its status and heartbeat may be old.
     pub(crate) async fn acting_agent(
         &self,
         caller: &Caller,
         agent_id: Uuid,
         worker_id: Option<Uuid>,
-    ) -> Result<AgentRow> {
+    ) -> Result<Arc<AgentRow>> {
         let acting = Acting::resolve(caller, Some(agent_id), worker_id)?;
-        let mut conn = self.store().read().await?;
-        let agent = agents::find_lean(&mut conn, caller.tenant_id, agent_id)
-            .await?
-            .ok_or(Error::not_found("agent"))?;
+        let agent = self.registered_agent(caller.tenant_id, agent_id).await?;
         if caller.owner_type == "worker"
             && caller.owner_id.is_some()
             && agent.worker_id != acting.worker_id
@@ -419,6 +429,23 @@ impl ControlPlane {
             ));
         }
         Ok(agent)
+    }
+
+    /// Agent `id` of the tenant as registered (the claim cache, else one
+    /// read); `404` when there is none.
+    pub(crate) async fn registered_agent(
+        &self,
+        tenant_id: Uuid,
+        id: Uuid,
+    ) -> Result<Arc<AgentRow>> {
+        if let Some(agent) = self.claim_cache().agent(tenant_id, id) {
+            return Ok(agent);
+        }
+        let mut conn = self.store().read().await?;
+        let agent = agents::find_lean(&mut conn, tenant_id, id)
+            .await?
+            .ok_or(Error::not_found("agent"))?;
+        Ok(self.claim_cache().put_agent(agent))
     }
 
     /// The claim answer: the task with its credential handles

@@ -61,7 +61,8 @@ impl ControlPlane {
     /// `POST /tasks/:id/start`: claimed → in_progress by the assignee; a repeat is a no-op.
     pub async fn start_task(&self, caller: &Caller, id: Uuid, request: StartTask) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
-        let mut tx = self.store().begin().await?;
+        // The fast path is one statement: no savepoint until it misses.
+        let mut tx = self.store().begin_unguarded().await?;
         // Fast path, one statement: the assignee starts a claimed task.
         let (from, to) = (
             TaskState::Claimed,
@@ -89,7 +90,9 @@ impl ControlPlane {
             return row.to_api();
         }
         // Anything else (a repeat, a wrong state, not the assignee, no such
-        // task): read the row and let the rules below answer.
+        // task): read the row and let the rules below answer. The statement
+        // above changed nothing, so the savepoint opened now covers it all.
+        tx.guard().await?;
         let mut row = find_for_update(&mut tx, caller.tenant_id, id).await?;
         let from = row.state()?;
         let to = transition(TaskOp::Start, from)?;
@@ -122,7 +125,12 @@ impl ControlPlane {
         request: CompleteTask,
     ) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
-        let mut write = begin_write!(self, caller, "tasks.complete", request, Storage::Plain);
+        // Without artifacts the fast path is one statement: no savepoint
+        // until it misses (store::begin_unguarded).
+        let guarded = request.artifacts.as_ref().is_some_and(|a| !a.is_empty());
+        let mut write = begin_write!(
+            self, caller, "tasks.complete", request, Storage::Plain, guarded: guarded
+        );
         let tx = &mut write.tx;
         let passed = request
             .verification
@@ -161,7 +169,9 @@ impl ControlPlane {
                 .await;
         }
         // Anything else (from claimed, a wrong state, not the assignee, no
-        // such task): read the row and let the rules below answer.
+        // such task): read the row and let the rules below answer, under a
+        // savepoint (the statement above changed nothing).
+        tx.guard().await?;
         let mut row = find_for_update(tx, caller.tenant_id, id).await?;
         let from = row.state()?;
         let to = transition(TaskOp::Complete { passed }, from)?;

@@ -12,6 +12,7 @@ mod fields;
 mod oauth;
 mod oauth_flow;
 mod rows;
+pub(crate) use rows::enabled_servers;
 mod sse_compat;
 mod verify;
 
@@ -27,8 +28,7 @@ use crate::store::{Tx, on_db};
 use chrono::{DateTime, Utc};
 use fields::{Checked, open_parameters, scrub, target};
 use rows::{
-    ServerRow, delete_row, enabled_for_agent, name_conflict, name_taken, require_server, save_row,
-    server_columns,
+    ServerRow, delete_row, name_conflict, name_taken, require_server, save_row, server_columns,
 };
 use serde_json::{Value, json};
 use sqlx::types::Json;
@@ -220,6 +220,7 @@ impl ControlPlane {
         )
         .await?;
         tx.commit().await?;
+        self.claim_cache().forget_inputs(caller.tenant_id);
         Ok(row.to_api())
     }
 
@@ -329,6 +330,7 @@ impl ControlPlane {
         )
         .await?;
         tx.commit().await?;
+        self.claim_cache().forget_inputs(caller.tenant_id);
         Ok(row.to_api())
     }
 
@@ -422,36 +424,8 @@ impl ControlPlane {
         )
         .await?;
         tx.commit().await?;
+        self.claim_cache().forget_inputs(caller.tenant_id);
         Ok(row.to_api())
-    }
-
-    /// The servers enabled for `agent_id` (for claim credentials): those
-    /// enabled by default for new specialists since before the agent
-    /// registered, as `(id, name)`. None for no agent.
-    pub(crate) async fn mcp_servers_for_agent(
-        &self,
-        tenant_id: Uuid,
-        agent_id: Option<Uuid>,
-    ) -> Result<Vec<(Uuid, String)>> {
-        let Some(agent_id) = agent_id else {
-            return Ok(Vec::new());
-        };
-        let mut conn = self.store().read().await?;
-        let registered: Option<(DateTime<Utc>,)> = on_db!(&mut conn, c => sqlx::query_as(
-            "SELECT created_at FROM agents WHERE tenant_id = $1 AND id = $2",
-        )
-        .bind(tenant_id)
-        .bind(agent_id)
-        .fetch_optional(c)
-        .await)?;
-        let Some((registered_at,)) = registered else {
-            return Ok(Vec::new());
-        };
-        Ok(enabled_for_agent(&mut conn, tenant_id, registered_at)
-            .await?
-            .into_iter()
-            .map(|row| (row.id, row.name))
-            .collect())
     }
 
     /// What claim credentials hand the assignee for server `id`: its

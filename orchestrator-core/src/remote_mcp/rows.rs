@@ -5,6 +5,7 @@ use crate::api::{
     McpAuthMode, McpCapabilities, McpParameter, McpTransport, ParameterValueKind, RemoteMcpServer,
     SECRET_MASK, Timestamp, TransportPreference, VerificationStatus,
 };
+use crate::claim_cache::EnabledServer;
 use crate::error::{Error, Result};
 use crate::store::{Access, Tx, is_unique_violation, on_db};
 use chrono::{DateTime, Utc};
@@ -116,20 +117,18 @@ pub(crate) async fn require_server(
         .ok_or(Error::not_found("remote MCP server"))
 }
 
-/// The servers enabled by default for specialists registered at or after
-/// `registered_at`, oldest first.
-pub(crate) async fn enabled_for_agent(
+/// Every server of the tenant enabled by default for new specialists, in
+/// listing order (claim credentials; [`crate::claim_cache`]).
+pub(crate) async fn enabled_servers(
     access: &mut impl Access,
     tenant_id: Uuid,
-    registered_at: DateTime<Utc>,
-) -> Result<Vec<ServerRow>> {
-    Ok(on_db!(access, c => sqlx::query_as(concat!(
-        "SELECT ", server_columns!(), " FROM remote_mcp_servers WHERE tenant_id = $1 \
-         AND enabled_by_default = $2 AND enabled_since <= $3 ORDER BY created_at, id"
-    ))
+) -> Result<Vec<EnabledServer>> {
+    Ok(on_db!(access, c => sqlx::query_as(
+        "SELECT id, name, enabled_since FROM remote_mcp_servers WHERE tenant_id = $1 \
+         AND enabled_by_default = $2 ORDER BY created_at, id"
+    )
     .bind(tenant_id)
     .bind(true)
-    .bind(registered_at)
     .fetch_all(c)
     .await)?)
 }

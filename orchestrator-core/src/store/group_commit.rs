@@ -34,6 +34,22 @@
 //!
 //! The events a member recorded are published by whoever commits the batch,
 //! after the commit, in the members' order (the commit order).
+//!
+//! **Unguarded turns.** A savepoint costs a round trip per request (to the
+//! SQLite connection's worker thread, or to the PostgreSQL server), and the
+//! writer is the serial resource: the hot task transitions (create, claim,
+//! start, complete) are one write statement each. [`Writer::begin`] with
+//! `guarded: false` therefore opens no savepoint; the request's statements
+//! run straight in the batch and its commit costs no round trip. The price
+//! is paid only on failure: an unguarded request that ran any statement and
+//! then fails (or is dropped) rolls back the whole batch, whose members are
+//! told the commit failed (none of them was acknowledged), so nothing is
+//! ever half written. [`Turn::guard`] opens the savepoint late, for a
+//! request whose first statement turned out to change nothing (a fast path
+//! that did not apply) and that goes on to do more, which may fail in the
+//! ordinary way (404, 409). PostgreSQL honours unguarded turns only with
+//! one writer: with several, two batches can wait on each other's rows, and
+//! the deadlock that ends it would then fail a whole batch.
 
 use super::{Access, Buses, Db, Deferred, Topic};
 use crate::api::Event;
@@ -99,12 +115,15 @@ impl Opener {
         })
     }
 
-    /// Opens a batch and its first request's savepoint, in one round trip.
-    fn begin_sql(&self) -> &'static str {
-        match self {
+    /// Opens a batch and (`guarded`) its first request's savepoint, in one
+    /// round trip.
+    fn begin_sql(&self, guarded: bool) -> &'static str {
+        match (self, guarded) {
             // Take the write lock at once: a batch never starts as a reader.
-            Self::Sqlite(_) => "BEGIN IMMEDIATE; SAVEPOINT orch_request",
-            Self::Postgres(_) => "BEGIN; SAVEPOINT orch_request",
+            (Self::Sqlite(_), true) => "BEGIN IMMEDIATE; SAVEPOINT orch_request",
+            (Self::Sqlite(_), false) => "BEGIN IMMEDIATE",
+            (Self::Postgres(_), true) => "BEGIN; SAVEPOINT orch_request",
+            (Self::Postgres(_), false) => "BEGIN",
         }
     }
 }
@@ -154,6 +173,9 @@ pub(crate) struct Slot {
     in_request: bool,
     /// The previous turn opened the next request's savepoint already.
     savepoint_ready: bool,
+    /// The request runs without a savepoint (module docs): how many
+    /// statements it has run so far. `None` for a guarded request.
+    unguarded: Option<u32>,
 }
 
 /// One writer connection with its batches.
@@ -166,6 +188,8 @@ pub(crate) struct Writer {
     policy: GroupCommit,
     opener: Opener,
     buses: Arc<Buses>,
+    /// Whether turns may run without a savepoint (module docs).
+    unguarded_turns: bool,
 }
 
 /// Decrements a counter when dropped (a cancelled wait counts out too).
@@ -183,6 +207,7 @@ impl Writer {
         opener: Opener,
         policy: GroupCommit,
         buses: Arc<Buses>,
+        unguarded_turns: bool,
     ) -> Arc<Self> {
         Arc::new(Self {
             slot: Arc::new(Mutex::new(Slot {
@@ -190,6 +215,7 @@ impl Writer {
                 batch: None,
                 in_request: false,
                 savepoint_ready: false,
+                unguarded: None,
             })),
             waiting: AtomicUsize::new(0),
             next_batch: AtomicU64::new(1),
@@ -199,6 +225,7 @@ impl Writer {
             },
             opener,
             buses,
+            unguarded_turns,
         })
     }
 
@@ -218,10 +245,14 @@ impl Writer {
     }
 
     /// Waits for the writer, then opens this request's savepoint (and the
-    /// batch, if none is open).
+    /// batch, if none is open). `guarded: false` asks for no savepoint
+    /// (module docs); honoured where this writer allows unguarded turns, and
+    /// only when the previous turn has not opened the savepoint already
+    /// (then it costs nothing).
     pub(crate) async fn begin(
         self: &Arc<Self>,
         held: Option<OwnedMutexGuard<Slot>>,
+        guarded: bool,
     ) -> Result<Turn> {
         let guard = match held {
             Some(guard) => guard,
@@ -250,6 +281,8 @@ impl Writer {
             );
         }
         slot.in_request = true;
+        let unguarded = !guarded && self.unguarded_turns;
+        slot.unguarded = None;
         if slot.batch.is_none() {
             // Marked open before the statement: if this future is dropped
             // mid-way, the cleanup finds out with a ROLLBACK.
@@ -264,7 +297,7 @@ impl Writer {
                 done,
             });
             slot.savepoint_ready = false;
-            let begin = self.opener.begin_sql();
+            let begin = self.opener.begin_sql(!unguarded);
             if let Err(e) = conn(slot).run(begin).await {
                 // No member yet: nothing to fail but this request.
                 slot.in_request = false;
@@ -272,9 +305,15 @@ impl Writer {
                 rollback_all(slot, &e).await;
                 return Err(e.into());
             }
-        } else if !std::mem::take(&mut slot.savepoint_ready)
-            && let Err(e) = conn(slot).run(SAVEPOINT).await
-        {
+            if unguarded {
+                slot.unguarded = Some(0);
+            }
+        } else if std::mem::take(&mut slot.savepoint_ready) {
+            // The previous turn opened this request's savepoint: guarded
+            // for free.
+        } else if unguarded {
+            slot.unguarded = Some(0);
+        } else if let Err(e) = conn(slot).run(SAVEPOINT).await {
             slot.in_request = false;
             abort_batch(slot, &e).await;
             return Err(e.into());
@@ -381,10 +420,26 @@ impl Writer {
     }
 
     /// Finishes the turn of a request that ended without committing: rolls
-    /// its savepoint back, then ends the turn.
+    /// its savepoint back, then ends the turn. An unguarded request that ran
+    /// a statement has no savepoint to go back to: the batch is rolled back.
     async fn abandon(&self, slot: &mut Slot) {
         if slot.in_request {
             slot.in_request = false;
+            match slot.unguarded.take() {
+                None => {}
+                Some(0) => return self.end_turn(slot).await,
+                Some(_) => {
+                    tracing::warn!(
+                        "a request without a savepoint failed: its batch is rolled back"
+                    );
+                    roll_back(slot).await;
+                    tell_failed(
+                        slot,
+                        "a request in the same batch failed without a savepoint; retry",
+                    );
+                    return self.end_turn(slot).await;
+                }
+            }
             if let Some(conn) = slot.conn.as_mut() {
                 if let Err(e) = conn.run(ROLLBACK_TO).await {
                     abort_batch(slot, &e).await;
@@ -467,6 +522,11 @@ fn drop_broken(slot: &mut Slot, error: &sqlx::Error) {
 /// caller); a connection that cannot even roll back is dropped.
 async fn rollback_all(slot: &mut Slot, cause: &sqlx::Error) {
     drop_broken(slot, cause);
+    roll_back(slot).await;
+}
+
+/// Rolls the outer transaction back on a connection that is still sound.
+async fn roll_back(slot: &mut Slot) {
     if let Some(conn) = slot.conn.as_mut()
         && let Err(e) = conn.run("ROLLBACK").await
     {
@@ -479,8 +539,13 @@ async fn rollback_all(slot: &mut Slot, cause: &sqlx::Error) {
 async fn abort_batch(slot: &mut Slot, cause: &sqlx::Error) {
     tracing::error!(error = %cause, "write batch aborted");
     rollback_all(slot, cause).await;
+    tell_failed(slot, &cause.to_string());
+}
+
+/// Ends the open batch as failed (after its rollback) and tells its members.
+fn tell_failed(slot: &mut Slot, message: &str) {
     if let Some(batch) = slot.batch.take() {
-        batch.done.send_replace(Some(Err(cause.to_string().into())));
+        batch.done.send_replace(Some(Err(message.into())));
     }
 }
 
@@ -498,9 +563,33 @@ impl Turn {
             .expect("a turn holds its writer until it ends")
     }
 
-    /// The request's connection, inside its savepoint.
+    /// The request's connection, inside its savepoint (or, unguarded,
+    /// straight in the batch: each call counts as a statement run).
     pub(crate) fn db(&mut self) -> Db<'_> {
-        conn(self.slot()).db()
+        let slot = self.slot();
+        if let Some(statements) = slot.unguarded.as_mut() {
+            *statements += 1;
+        }
+        conn(slot).db()
+    }
+
+    /// Opens the request's savepoint now, if it runs without one. Only for a
+    /// request whose statements so far changed nothing: they stay outside
+    /// the savepoint.
+    pub(crate) async fn guard(&mut self) -> Result<()> {
+        let slot = self.slot();
+        if slot.unguarded.is_none() {
+            return Ok(());
+        }
+        // Cleared first: if this future is dropped mid-way, the savepoint may
+        // exist, and the rollback that follows copes with either.
+        slot.unguarded = None;
+        if let Err(e) = conn(slot).run(SAVEPOINT).await {
+            slot.in_request = false;
+            abort_batch(slot, &e).await;
+            return Err(e.into());
+        }
+        Ok(())
     }
 
     /// Releases the savepoint, joins the batch with the request's events and
@@ -518,15 +607,23 @@ impl Turn {
         let joined = tokio::spawn(async move {
             // Passing the turn on opens the next request's savepoint in
             // the same round trip as this one's release (counted as this
-            // request joined: members + 1).
-            let passes_on = writer.passes_on(&guard)
+            // request joined: members + 1). An unguarded request has nothing
+            // to release, and leaves the next one to open its own savepoint
+            // if it wants one.
+            let unguarded = guard.unguarded.take().is_some();
+            let passes_on = !unguarded
+                && writer.passes_on(&guard)
                 && guard
                     .batch
                     .as_ref()
                     .is_some_and(|b| b.members + 1 < writer.policy.max_batch);
-            let released = conn(&mut guard)
-                .run(if passes_on { RELEASE_AND_NEXT } else { RELEASE })
-                .await;
+            let released = if unguarded {
+                Ok(())
+            } else {
+                conn(&mut guard)
+                    .run(if passes_on { RELEASE_AND_NEXT } else { RELEASE })
+                    .await
+            };
             if let Err(e) = released {
                 if passes_on {
                     // Which of the two failed is unknown: fail the batch
@@ -580,6 +677,7 @@ impl Drop for Turn {
                         .send_replace(Some(Err("the writer was dropped".into())));
                 }
                 guard.in_request = false;
+                guard.unguarded = None;
             }
         }
     }
@@ -609,20 +707,20 @@ impl Writers {
         self.list.iter().filter(|w| w.is_idle()).count()
     }
 
-    pub(crate) async fn begin(&self) -> Result<Turn> {
+    pub(crate) async fn begin(&self, guarded: bool) -> Result<Turn> {
         let n = self.list.len();
         let start = self.next.fetch_add(1, SeqCst) % n;
         for i in 0..n {
             let writer = &self.list[(start + i) % n];
             if let Some(guard) = writer.try_take() {
-                return writer.begin(Some(guard)).await;
+                return writer.begin(Some(guard), guarded).await;
             }
         }
         let least_busy = (0..n)
             .map(|i| &self.list[(start + i) % n])
             .min_by_key(|w| w.queue_len())
             .expect("at least one writer");
-        least_busy.begin(None).await
+        least_busy.begin(None, guarded).await
     }
 
     pub(crate) async fn flush(&self) {

@@ -257,6 +257,9 @@ impl Store {
                     Opener::Postgres(connect.clone()),
                     options.group_commit,
                     buses.clone(),
+                    // Unguarded turns need the writer to be the only one
+                    // (group_commit module docs).
+                    count == 1,
                 ));
             }
             Backend::Postgres {
@@ -312,6 +315,7 @@ impl Store {
                 Opener::Sqlite(connect),
                 options.group_commit,
                 buses,
+                true,
             );
             Backend::Sqlite {
                 read,
@@ -339,11 +343,26 @@ impl Store {
     /// Starts a write transaction: a savepoint in the open batch of one of
     /// the writers ([`group_commit`]). Waits while every writer is busy.
     pub async fn begin(&self) -> Result<Tx> {
+        self.begin_turn(true).await
+    }
+
+    /// [`Store::begin`] without the savepoint where the writer allows it
+    /// ([`group_commit`], unguarded turns), for a request whose one
+    /// write is a single statement. If that statement changed nothing and
+    /// the request goes on, call [`Tx::guard`] first. Once it has run a
+    /// statement, an unguarded transaction that fails rolls back its whole
+    /// batch: keep whatever can fail in the ordinary way (validation, 404,
+    /// 403, 409) before its first statement or after [`Tx::guard`].
+    pub(crate) async fn begin_unguarded(&self) -> Result<Tx> {
+        self.begin_turn(false).await
+    }
+
+    async fn begin_turn(&self, guarded: bool) -> Result<Tx> {
         let writers = match &*self.backend {
             Backend::Sqlite { writers, .. } | Backend::Postgres { writers, .. } => writers,
         };
         Ok(Tx {
-            turn: writers.begin().await?,
+            turn: writers.begin(guarded).await?,
             pending: Vec::new(),
             deferred: Vec::new(),
             logs_written: false,
@@ -519,6 +538,13 @@ pub struct Tx {
 }
 
 impl Tx {
+    /// Opens the savepoint of a transaction begun unguarded
+    /// ([`Store::begin_unguarded`]); a no-op otherwise. Only while nothing
+    /// it ran so far changed a row.
+    pub(crate) async fn guard(&mut self) -> Result<()> {
+        self.turn.guard().await
+    }
+
     /// Notes that this transaction wrote log rows, so log streams (on every
     /// replica) wake up when it commits.
     pub(crate) fn mark_logs_written(&mut self) {

@@ -222,7 +222,18 @@ impl ControlPlane {
     /// `POST /tasks`: a pending task.
     pub async fn create_task(&self, caller: &Caller, request: CreateTask) -> Result<Task> {
         validate_create(&request)?;
-        let mut write = begin_write!(self, caller, "tasks.create", request, Storage::Plain);
+        // A task that names nothing to look up is one INSERT: no savepoint
+        // (store::begin_unguarded). A lookup can fail with a 400, so a
+        // request with references keeps its savepoint.
+        let references = request.workflow_id.is_some()
+            || request.work_item_id.is_some()
+            || request.workspace_id.is_some()
+            || request.preferred_agent_id.is_some()
+            || request.preferred_worker_id.is_some()
+            || request.execution_environment_id.is_some();
+        let mut write = begin_write!(
+            self, caller, "tasks.create", request, Storage::Plain, guarded: references
+        );
         let row = insert(
             &mut write.tx,
             caller,

@@ -13,14 +13,17 @@
 
 use crate::api::{ClaimCredentials, LogCategory, LogStatus, Task};
 use crate::caller::Caller;
+use crate::claim_cache::CredentialInputs;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::logs::{self, PlatformLog};
+use crate::remote_mcp::enabled_servers;
 use crate::settings::stored_llm;
 use crate::tasks::acting::Acting;
 use crate::tasks::rows::{TaskRow, find};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// What every handle starts with.
@@ -105,42 +108,70 @@ impl ControlPlane {
     }
 
     /// The `credentials` of a claimed task: one handle per secret the
-    /// tenant has configured (`[]` when none).
+    /// tenant has configured (`[]` when none), and one per remote MCP server
+    /// enabled by default since before the assignee registered. Made from
+    /// [`crate::claim_cache`], so a claim usually reads nothing here.
     pub(crate) async fn task_credentials(
         &self,
         caller: &Caller,
         task: &Task,
     ) -> Result<Vec<Value>> {
-        let mut conn = self.store().read().await?;
-        let llm = stored_llm(&mut conn, caller.tenant_id).await?;
-        drop(conn);
+        let inputs = self.credential_inputs(caller.tenant_id).await?;
         let claim = claim_of(task.claimed_at.map(|t| t.to_string()));
         let mut out = Vec::new();
-        if let Some(llm) = llm.as_ref().filter(|l| l.has_api_key()) {
+        let llm = inputs.llm.as_ref();
+        if let Some(llm) = llm.filter(|l| l.has_api_key()) {
             out.push(json!({
                 "kind": Kind::LlmApiKey.as_str(),
                 "handle": self.handle(task.id, Kind::LlmApiKey, &claim, None)?,
                 "provider": llm.provider,
             }));
         }
-        if llm.as_ref().is_some_and(|l| l.has_extra_headers()) {
+        if llm.is_some_and(|l| l.has_extra_headers()) {
             out.push(json!({
                 "kind": Kind::LlmExtraHeaders.as_str(),
                 "handle": self.handle(task.id, Kind::LlmExtraHeaders, &claim, None)?,
             }));
         }
-        for (server_id, name) in self
-            .mcp_servers_for_agent(caller.tenant_id, task.assigned_agent_id)
-            .await?
-        {
+        let registered_at = match task.assigned_agent_id {
+            Some(agent_id) if !inputs.servers.is_empty() => {
+                match self.registered_agent(caller.tenant_id, agent_id).await {
+                    Ok(agent) => Some(agent.created_at),
+                    Err(Error::NotFound { .. }) => None,
+                    Err(e) => return Err(e),
+                }
+            }
+            _ => None,
+        };
+        let enabled = inputs
+            .servers
+            .iter()
+            .filter(|s| registered_at.is_some_and(|at| s.enabled_since.is_some_and(|e| e <= at)));
+        for server in enabled {
             out.push(json!({
                 "kind": Kind::McpServer.as_str(),
-                "handle": self.handle(task.id, Kind::McpServer, &claim, Some(server_id))?,
-                "server_id": server_id,
-                "name": name,
+                "handle": self.handle(task.id, Kind::McpServer, &claim, Some(server.id))?,
+                "server_id": server.id,
+                "name": server.name,
             }));
         }
         Ok(out)
+    }
+
+    /// The tenant's LLM settings and default-enabled remote MCP servers, from
+    /// the claim cache or (then cached) one read connection.
+    async fn credential_inputs(&self, tenant_id: Uuid) -> Result<Arc<CredentialInputs>> {
+        let generation = match self.claim_cache().inputs(tenant_id) {
+            Ok(inputs) => return Ok(inputs),
+            Err(generation) => generation,
+        };
+        let mut conn = self.store().read().await?;
+        let llm = stored_llm(&mut conn, tenant_id).await?;
+        let servers = enabled_servers(&mut conn, tenant_id).await?;
+        drop(conn);
+        Ok(self
+            .claim_cache()
+            .put_inputs(tenant_id, generation, CredentialInputs { llm, servers }))
     }
 
     /// `POST /tasks/:id/claim-credentials` (decisions §9): no handle 400;
