@@ -36,9 +36,10 @@ pub struct ServeArgs {
     #[arg(long, env = "ORCH_GROUP_COMMIT_MAX", default_value_t = orchestrator_core::store::GroupCommit::default().max_batch as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub group_commit_max: u32,
     /// Microseconds after which an open write batch is committed even while
-    /// more requests wait to join it.
-    #[arg(long, env = "ORCH_GROUP_COMMIT_DELAY_US", default_value_t = orchestrator_core::store::GroupCommit::default().max_delay.as_micros() as u64, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub group_commit_delay_us: u64,
+    /// more requests wait to join it [default: 2000 on SQLite, 10000 on
+    /// PostgreSQL, whose statements are network round trips].
+    #[arg(long, env = "ORCH_GROUP_COMMIT_DELAY_US", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub group_commit_delay_us: Option<u64>,
     /// Log format on stderr.
     #[arg(long, env = "ORCH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
@@ -129,7 +130,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.core.db_writers = args.db_writers;
     config.core.group_commit = orchestrator_core::store::GroupCommit {
         max_batch: args.group_commit_max as usize,
-        max_delay: std::time::Duration::from_micros(args.group_commit_delay_us),
+        max_delay: args
+            .group_commit_delay_us
+            .map(std::time::Duration::from_micros),
     };
     config.core.secret_key = env_nonempty("ORCH_SECRET_KEY");
     config.core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");

@@ -87,17 +87,38 @@ pub struct GroupCommit {
     pub max_batch: usize,
     /// A batch older than this is committed by the next request that ends
     /// its turn, even if others are waiting, so a steady stream of arrivals
-    /// cannot hold the first members' answers for long.
-    pub max_delay: Duration,
+    /// cannot hold the first members' answers for long. `None`: the
+    /// backend's default ([`GroupCommit::SQLITE_MAX_DELAY`],
+    /// [`GroupCommit::POSTGRES_MAX_DELAY`]).
+    pub max_delay: Option<Duration>,
+}
+
+impl GroupCommit {
+    /// SQLite's statements take tens of microseconds: a short bound already
+    /// lets a batch gather every waiting request.
+    pub const SQLITE_MAX_DELAY: Duration = Duration::from_millis(2);
+    /// A PostgreSQL statement is a network round trip (about 0.3 ms here), so
+    /// a 2 ms bound cut batches to a handful of requests, each batch paying
+    /// its flush and a WAL fsync; 10 ms lets them gather (BENCHMARKS.md).
+    /// A batch only stays open while others wait, so this delays nothing
+    /// under light load.
+    pub const POSTGRES_MAX_DELAY: Duration = Duration::from_millis(10);
 }
 
 impl Default for GroupCommit {
     fn default() -> Self {
         Self {
             max_batch: 128,
-            max_delay: Duration::from_millis(2),
+            max_delay: None,
         }
     }
+}
+
+/// A writer's [`GroupCommit`], with the backend's defaults filled in.
+#[derive(Debug, Clone, Copy)]
+struct Policy {
+    max_batch: usize,
+    max_delay: Duration,
 }
 
 /// How to open a writer connection again after it broke.
@@ -185,7 +206,7 @@ pub(crate) struct Writer {
     /// some are waiting leaves the batch open for them.
     waiting: AtomicUsize,
     next_batch: AtomicU64,
-    policy: GroupCommit,
+    policy: Policy,
     opener: Opener,
     buses: Arc<Buses>,
     /// Whether turns may run without a savepoint (module docs).
@@ -209,6 +230,10 @@ impl Writer {
         buses: Arc<Buses>,
         unguarded_turns: bool,
     ) -> Arc<Self> {
+        let max_delay = policy.max_delay.unwrap_or(match opener {
+            Opener::Sqlite(_) => GroupCommit::SQLITE_MAX_DELAY,
+            Opener::Postgres(_) => GroupCommit::POSTGRES_MAX_DELAY,
+        });
         Arc::new(Self {
             slot: Arc::new(Mutex::new(Slot {
                 conn: Some(conn),
@@ -219,9 +244,9 @@ impl Writer {
             })),
             waiting: AtomicUsize::new(0),
             next_batch: AtomicU64::new(1),
-            policy: GroupCommit {
+            policy: Policy {
                 max_batch: policy.max_batch.max(1),
-                ..policy
+                max_delay,
             },
             opener,
             buses,
