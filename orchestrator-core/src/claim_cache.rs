@@ -21,10 +21,14 @@
 //! A read that started before an invalidation must not store what it read
 //! after it: each invalidation bumps a generation, and a read stores its
 //! result only if the generation has not moved since the read began.
+//!
+//! The control plane holds this cache, so it names no resource module (that
+//! would be an import circle): agent rows are kept as `dyn Any` and handed
+//! back as the type they were stored as, and the LLM settings only as what a
+//! claim needs to know of them ([`LlmHandles`]).
 
-use crate::agents::AgentRow;
-use crate::settings::StoredLlm;
 use chrono::{DateTime, Utc};
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -41,10 +45,19 @@ const CAPACITY: usize = 10_000;
 /// What a claim's credential handles are made from (module docs).
 #[derive(Debug, Clone)]
 pub(crate) struct CredentialInputs {
-    pub llm: Option<StoredLlm>,
+    pub llm: Option<LlmHandles>,
     /// Every server enabled by default, in listing order; a claim keeps
     /// those enabled since before its agent registered.
     pub servers: Vec<EnabledServer>,
+}
+
+/// The tenant's LLM settings, as far as a claim needs them: which handles
+/// to issue (the values are read from the stored row at resolution).
+#[derive(Debug, Clone)]
+pub(crate) struct LlmHandles {
+    pub provider: String,
+    pub api_key: bool,
+    pub extra_headers: bool,
 }
 
 /// A remote MCP server enabled by default, as far as a claim needs it.
@@ -62,24 +75,32 @@ pub(crate) struct Generation(u64);
 
 #[derive(Default)]
 pub(crate) struct ClaimCache {
-    agents: Mutex<HashMap<(Uuid, Uuid), Arc<AgentRow>>>,
+    agents: Mutex<HashMap<(Uuid, Uuid), Arc<dyn Any + Send + Sync>>>,
     inputs: Mutex<HashMap<Uuid, (Instant, Arc<CredentialInputs>)>>,
     generation: AtomicU64,
 }
 
 impl ClaimCache {
-    pub(crate) fn agent(&self, tenant_id: Uuid, id: Uuid) -> Option<Arc<AgentRow>> {
+    /// Agent `id` of the tenant, if cached as a `T`.
+    pub(crate) fn agent<T: Any + Send + Sync>(&self, tenant_id: Uuid, id: Uuid) -> Option<Arc<T>> {
         let map = self.agents.lock().expect("claim cache poisoned");
-        map.get(&(tenant_id, id)).cloned()
+        map.get(&(tenant_id, id))
+            .cloned()
+            .and_then(|row| row.downcast::<T>().ok())
     }
 
-    pub(crate) fn put_agent(&self, row: AgentRow) -> Arc<AgentRow> {
+    pub(crate) fn put_agent<T: Any + Send + Sync>(
+        &self,
+        tenant_id: Uuid,
+        id: Uuid,
+        row: T,
+    ) -> Arc<T> {
         let row = Arc::new(row);
         let mut map = self.agents.lock().expect("claim cache poisoned");
         if map.len() >= CAPACITY {
             map.clear();
         }
-        map.insert((row.tenant_id, row.id), row.clone());
+        map.insert((tenant_id, id), row.clone());
         row
     }
 

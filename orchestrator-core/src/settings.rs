@@ -78,7 +78,7 @@ fn header_context(tenant_id: Uuid, name: &str) -> String {
 }
 
 /// The stored row (secrets sealed).
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(sqlx::FromRow)]
 pub(crate) struct StoredLlm {
     pub tenant_id: Uuid,
     pub provider: String,

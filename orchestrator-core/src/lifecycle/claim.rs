@@ -438,14 +438,14 @@ impl ControlPlane {
         tenant_id: Uuid,
         id: Uuid,
     ) -> Result<Arc<AgentRow>> {
-        if let Some(agent) = self.claim_cache().agent(tenant_id, id) {
+        if let Some(agent) = self.claim_cache().agent::<AgentRow>(tenant_id, id) {
             return Ok(agent);
         }
         let mut conn = self.store().read().await?;
         let agent = agents::find_lean(&mut conn, tenant_id, id)
             .await?
             .ok_or(Error::not_found("agent"))?;
-        Ok(self.claim_cache().put_agent(agent))
+        Ok(self.claim_cache().put_agent(tenant_id, id, agent))
     }
 
     /// The claim answer: the task with its credential handles

@@ -13,7 +13,7 @@
 
 use crate::api::{ClaimCredentials, LogCategory, LogStatus, Task};
 use crate::caller::Caller;
-use crate::claim_cache::CredentialInputs;
+use crate::claim_cache::{CredentialInputs, LlmHandles};
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::logs::{self, PlatformLog};
@@ -120,14 +120,14 @@ impl ControlPlane {
         let claim = claim_of(task.claimed_at.map(|t| t.to_string()));
         let mut out = Vec::new();
         let llm = inputs.llm.as_ref();
-        if let Some(llm) = llm.filter(|l| l.has_api_key()) {
+        if let Some(llm) = llm.filter(|l| l.api_key) {
             out.push(json!({
                 "kind": Kind::LlmApiKey.as_str(),
                 "handle": self.handle(task.id, Kind::LlmApiKey, &claim, None)?,
                 "provider": llm.provider,
             }));
         }
-        if llm.is_some_and(|l| l.has_extra_headers()) {
+        if llm.is_some_and(|l| l.extra_headers) {
             out.push(json!({
                 "kind": Kind::LlmExtraHeaders.as_str(),
                 "handle": self.handle(task.id, Kind::LlmExtraHeaders, &claim, None)?,
@@ -166,7 +166,13 @@ impl ControlPlane {
             Err(generation) => generation,
         };
         let mut conn = self.store().read().await?;
-        let llm = stored_llm(&mut conn, tenant_id).await?;
+        let llm = stored_llm(&mut conn, tenant_id)
+            .await?
+            .map(|llm| LlmHandles {
+                api_key: llm.has_api_key(),
+                extra_headers: llm.has_extra_headers(),
+                provider: llm.provider,
+            });
         let servers = enabled_servers(&mut conn, tenant_id).await?;
         drop(conn);
         Ok(self
