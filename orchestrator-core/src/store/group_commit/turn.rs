@@ -1,0 +1,151 @@
+//! One request's hold on a writer.
+
+use super::slot::{Slot, abort_batch, conn};
+use super::writer::Writer;
+use super::{RELEASE, RELEASE_AND_NEXT, SAVEPOINT};
+use crate::api::Event;
+use crate::error::{Error, Result};
+use crate::store::{Db, Deferred};
+use std::sync::Arc;
+use tokio::sync::OwnedMutexGuard;
+
+/// One request's hold on a writer: its savepoint is open until
+/// [`Turn::commit`]; dropped without it, the savepoint is rolled back.
+pub(crate) struct Turn {
+    guard: Option<OwnedMutexGuard<Slot>>,
+    writer: Arc<Writer>,
+}
+
+impl Turn {
+    pub(super) fn new(guard: OwnedMutexGuard<Slot>, writer: Arc<Writer>) -> Self {
+        Self {
+            guard: Some(guard),
+            writer,
+        }
+    }
+
+    pub(crate) fn slot(&mut self) -> &mut Slot {
+        self.guard
+            .as_mut()
+            .expect("a turn holds its writer until it ends")
+    }
+
+    /// The request's connection, inside its savepoint (or, unguarded,
+    /// straight in the batch: each call counts as a statement run).
+    pub(crate) fn db(&mut self) -> Db<'_> {
+        let slot = self.slot();
+        if let Some(statements) = slot.unguarded.as_mut() {
+            *statements += 1;
+        }
+        conn(slot).db()
+    }
+
+    /// Opens the request's savepoint now, if it runs without one. Only for a
+    /// request whose statements so far changed nothing: they stay outside
+    /// the savepoint.
+    pub(crate) async fn guard(&mut self) -> Result<()> {
+        let slot = self.slot();
+        if slot.unguarded.is_none() {
+            return Ok(());
+        }
+        // Cleared first: if this future is dropped mid-way, the savepoint may
+        // exist, and the rollback that follows copes with either.
+        slot.unguarded = None;
+        if let Err(e) = conn(slot).run(SAVEPOINT).await {
+            slot.in_request = false;
+            abort_batch(slot, &e).await;
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Releases the savepoint, joins the batch with the request's events and
+    /// waits until the batch has committed.
+    pub(crate) async fn commit(
+        mut self,
+        events: Vec<Event>,
+        deferred: Vec<Deferred>,
+        logs_written: bool,
+    ) -> Result<()> {
+        let mut guard = self.guard.take().expect("a turn is committed once");
+        let writer = self.writer.clone();
+        // The release and the end of the turn run to completion even if the
+        // request is dropped while they do.
+        let joined = tokio::spawn(async move {
+            // Passing the turn on opens the next request's savepoint in
+            // the same round trip as this one's release (counted as this
+            // request joined: members + 1). An unguarded request has nothing
+            // to release, and leaves the next one to open its own savepoint
+            // if it wants one.
+            let unguarded = guard.unguarded.take().is_some();
+            let passes_on = !unguarded
+                && writer.passes_on(&guard)
+                && guard
+                    .batch
+                    .as_ref()
+                    .is_some_and(|b| b.members + 1 < writer.policy.max_batch);
+            let released = if unguarded {
+                Ok(())
+            } else {
+                conn(&mut guard)
+                    .run(if passes_on { RELEASE_AND_NEXT } else { RELEASE })
+                    .await
+            };
+            if let Err(e) = released {
+                if passes_on {
+                    // Which of the two failed is unknown: fail the batch
+                    // (nobody in it was answered yet).
+                    guard.in_request = false;
+                    abort_batch(&mut guard, &e).await;
+                } else {
+                    // The request alone fails: back to its savepoint (which
+                    // a failed RELEASE leaves in place).
+                    writer.abandon(&mut guard).await;
+                }
+                return Err(Error::from(e));
+            }
+            guard.in_request = false;
+            guard.savepoint_ready = passes_on;
+            let batch = guard
+                .batch
+                .as_mut()
+                .expect("a request's savepoint lives in an open batch");
+            batch.members += 1;
+            batch.events.extend(events);
+            batch.deferred.extend(deferred);
+            batch.logs_written |= logs_written;
+            let joined = (batch.id, batch.done.subscribe());
+            writer.end_turn(&mut guard).await;
+            Ok(joined)
+        })
+        .await
+        .map_err(Error::internal)??;
+        self.writer.outcome(joined.0, joined.1).await
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let Some(mut guard) = self.guard.take() else {
+            return;
+        };
+        let writer = self.writer.clone();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move { writer.abandon(&mut guard).await });
+            }
+            Err(_) => {
+                // No runtime to roll back on: forget the connection (its
+                // transaction dies with it); the next turn opens another.
+                guard.conn = None;
+                if let Some(batch) = guard.batch.take() {
+                    batch
+                        .done
+                        .send_replace(Some(Err("the writer was dropped".into())));
+                }
+                guard.in_request = false;
+                guard.unguarded = None;
+            }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! The writers of a store.
+
+use super::{Turn, Writer};
+use crate::error::Result;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+
+/// The writers of a store; a request takes an idle one, or queues on the
+/// least busy.
+pub(crate) struct Writers {
+    list: Vec<Arc<Writer>>,
+    next: AtomicUsize,
+}
+
+impl Writers {
+    pub(crate) fn new(list: Vec<Arc<Writer>>) -> Self {
+        assert!(!list.is_empty(), "a store has at least one writer");
+        Self {
+            list,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub(crate) fn idle(&self) -> usize {
+        self.list.iter().filter(|w| w.is_idle()).count()
+    }
+
+    pub(crate) async fn begin(&self, guarded: bool) -> Result<Turn> {
+        let n = self.list.len();
+        let start = self.next.fetch_add(1, SeqCst) % n;
+        for i in 0..n {
+            let writer = &self.list[(start + i) % n];
+            if let Some(guard) = writer.try_take() {
+                return writer.begin(Some(guard), guarded).await;
+            }
+        }
+        let least_busy = (0..n)
+            .map(|i| &self.list[(start + i) % n])
+            .min_by_key(|w| w.queue_len())
+            .expect("at least one writer");
+        least_busy.begin(None, guarded).await
+    }
+
+    pub(crate) async fn flush(&self) {
+        for writer in &self.list {
+            writer.flush().await;
+        }
+    }
+}
