@@ -156,6 +156,128 @@ async fn ingest_validates_every_entry_and_writes_all_or_nothing() {
     assert_eq!(refused.status(), Some(403));
 }
 
+/// A batch names only the columns its rows fill (`logs::ingest`): rows that
+/// fill every field, none of the optional ones, or some, written in one
+/// batch, each read back field by field.
+#[tokio::test]
+async fn one_batch_of_full_bare_and_partial_rows_reads_back_field_by_field() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let id = || Some(Uuid::new_v4());
+    let mut full = entry(LogCategory::Tool, "full.row");
+    full.trace_id = id();
+    full.span_id = id();
+    full.parent_span_id = id();
+    full.source = Some(LogSource::TaskContainer);
+    full.level = Some(LogLevel::Error);
+    full.status = Some(LogStatus::Failed);
+    full.duration_ms = Some(1234);
+    full.payload = Some(json!({"cmd": "cargo test", "n": 3}));
+    full.error = Some(json!({"message": "boom"}));
+    full.workspace_id = id();
+    full.workflow_id = id();
+    full.task_id = id();
+    full.work_item_id = id();
+    full.activation_id = id();
+    full.stage_name = Some("stage".into());
+    full.is_orchestrator_task = Some(false);
+    full.execution_backend = Some("backend".into());
+    full.tool_owner = Some("owner".into());
+    full.role = Some("role".into());
+    full.actor_type = Some("actor-type".into());
+    full.actor_id = Some("actor-id".into());
+    full.actor_name = Some("actor-name".into());
+    full.resource_type = Some("resource-type".into());
+    full.resource_id = Some("resource-id".into());
+    full.resource_name = Some("resource-name".into());
+    let bare = entry(LogCategory::Llm, "bare.row");
+    let mut partial = entry(LogCategory::TaskLifecycle, "partial.row");
+    partial.duration_ms = Some(7);
+    partial.tool_owner = Some("runtime".into());
+    partial.task_id = id();
+    partial.is_orchestrator_task = Some(true);
+    let sent = vec![bare, full, partial];
+    let ingested = admin.logs().ingest(sent.clone()).await.unwrap();
+    assert_eq!(ingested.inserted, 3);
+    let page = admin
+        .logs()
+        .query(&LogQuery {
+            per_page: Some(10),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let me = admin.auth().me().await.unwrap();
+    for e in &sent {
+        let row = page
+            .items
+            .iter()
+            .find(|r| r.operation == e.operation)
+            .unwrap_or_else(|| panic!("{} was not written", e.operation));
+        let row = admin.logs().get(&row.id).await.unwrap().unwrap();
+        let at = &e.operation;
+        assert_eq!(row.category, e.category, "{at}");
+        assert_eq!(row.source, e.source.unwrap_or(LogSource::Runtime), "{at}");
+        assert_eq!(row.level, e.level.unwrap_or(LogLevel::Info), "{at}");
+        assert_eq!(
+            row.payload,
+            Some(e.payload.clone().unwrap_or(json!({}))),
+            "{at}"
+        );
+        assert_eq!(
+            (row.trace_id, row.span_id, row.parent_span_id),
+            (e.trace_id, e.span_id, e.parent_span_id),
+            "{at}"
+        );
+        assert_eq!(
+            (row.status, row.duration_ms),
+            (e.status, e.duration_ms),
+            "{at}"
+        );
+        assert_eq!(row.error, e.error, "{at}");
+        assert_eq!(
+            (row.workspace_id, row.workflow_id, row.task_id),
+            (e.workspace_id, e.workflow_id, e.task_id),
+            "{at}"
+        );
+        assert_eq!(
+            (row.work_item_id, row.activation_id),
+            (e.work_item_id, e.activation_id),
+            "{at}"
+        );
+        assert_eq!(
+            (
+                &row.stage_name,
+                row.is_orchestrator_task,
+                &row.execution_backend
+            ),
+            (&e.stage_name, e.is_orchestrator_task, &e.execution_backend),
+            "{at}"
+        );
+        assert_eq!(
+            (&row.tool_owner, &row.role),
+            (&e.tool_owner, &e.role),
+            "{at}"
+        );
+        // Actor fields left out are the caller's.
+        assert_eq!(
+            row.actor_type,
+            e.actor_type.clone().or(Some(me.owner_type.clone())),
+            "{at}"
+        );
+        assert!(row.actor_id.is_some(), "{at}");
+        if e.actor_id.is_some() {
+            assert_eq!(row.actor_id, e.actor_id, "{at}");
+        }
+        assert_eq!(row.actor_name, e.actor_name, "{at}");
+        assert_eq!(
+            (&row.resource_type, &row.resource_id, &row.resource_name),
+            (&e.resource_type, &e.resource_id, &e.resource_name),
+            "{at}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn every_filter_search_summary_and_get() {
     let server = TestServer::start().await;

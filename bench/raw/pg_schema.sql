@@ -48,3 +48,45 @@ SELECT gen_random_uuid(), '00000000-0000-0000-0000-000000000001', 'seed ' || g, 
        '[]', jsonb_build_object('n', g), '{}', '{}', now(), now()
 FROM generate_series(1, 10000) g;
 VACUUM ANALYZE bench_tasks;
+
+-- orch's `logs` table (orchestrator-core/migrations/postgres 0005, 0009):
+-- every column and all five indexes, for bench/raw/pg_ingest.sql.
+DROP TABLE IF EXISTS bench_logs;
+CREATE TABLE bench_logs (
+    id                    BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    txid                  BIGINT NOT NULL DEFAULT (pg_current_xact_id()::text::bigint),
+    tenant_id             UUID NOT NULL,
+    created_at            TIMESTAMPTZ NOT NULL,
+    trace_id              UUID,
+    span_id               UUID,
+    parent_span_id        UUID,
+    source                TEXT NOT NULL,
+    category              TEXT NOT NULL,
+    level                 TEXT NOT NULL,
+    operation             TEXT NOT NULL,
+    status                TEXT,
+    duration_ms           BIGINT,
+    payload               JSONB NOT NULL,
+    error                 JSONB,
+    workspace_id          UUID,
+    workflow_id           UUID,
+    task_id               UUID,
+    work_item_id          UUID,
+    activation_id         UUID,
+    stage_name            TEXT,
+    is_orchestrator_task  BOOLEAN,
+    execution_backend     TEXT,
+    tool_owner            TEXT,
+    role                  TEXT,
+    actor_type            TEXT,
+    actor_id              TEXT,
+    actor_name            TEXT,
+    resource_type         TEXT,
+    resource_id           TEXT,
+    resource_name         TEXT
+);
+CREATE INDEX bench_logs_tenant_key ON bench_logs (tenant_id, txid, id);
+CREATE INDEX bench_logs_workflow ON bench_logs (tenant_id, workflow_id, txid, id) WHERE workflow_id IS NOT NULL;
+CREATE INDEX bench_logs_task ON bench_logs (tenant_id, task_id, txid, id) WHERE task_id IS NOT NULL;
+CREATE INDEX bench_logs_operation ON bench_logs (tenant_id, operation, txid, id);
+CREATE INDEX bench_logs_trace ON bench_logs (tenant_id, trace_id, txid, id) WHERE trace_id IS NOT NULL;

@@ -15,14 +15,6 @@ use std::future::Future;
 use std::pin::Pin;
 use uuid::Uuid;
 
-/// Columns written per row (everything but `id` and `txid`).
-pub(crate) const INSERT_COLUMNS: &str = "tenant_id, created_at, trace_id, span_id, parent_span_id, source, \
-    category, level, operation, status, duration_ms, payload, error, workspace_id, workflow_id, \
-    task_id, work_item_id, activation_id, stage_name, is_orchestrator_task, execution_backend, \
-    tool_owner, role, actor_type, actor_id, actor_name, resource_type, resource_id, resource_name";
-
-pub(crate) const INSERT_COLUMN_COUNT: usize = 29;
-
 /// Longest free-text linkage, actor or resource field.
 pub(crate) const MAX_TEXT: usize = 1000;
 
@@ -222,11 +214,19 @@ pub(crate) fn prepare(
     }
 }
 
-/// Inserts rows in `tx`: on SQLite one multi-row INSERT per batch with
-/// positional `?` parameters (1,000 rows x 29 columns stays under SQLite's
-/// 32,766; numbered `$n` names would make every bind a linear name lookup),
-/// on PostgreSQL one `INSERT ... SELECT FROM UNNEST(<one array per column>)`,
-/// which costs one small statement however large the batch.
+/// Inserts rows in `tx`, one statement per chunk of up to
+/// [`MAX_INGEST_ENTRIES`] rows.
+///
+/// The statement names only the columns some row of the chunk fills: of
+/// the 22 optional ones, a runtime's tool-call rows fill four, and binding
+/// all 29 columns a row made 18 of every 29 values a NULL, most of the
+/// writer's work for a batch (BENCHMARKS.md, item 8). The tenant and the
+/// time, the same for every row, are bound once. On SQLite that is `INSERT ... SELECT ?, ?, * FROM
+/// (VALUES ...)` with positional `?` parameters (1,000 rows x 27 columns
+/// stays under SQLite's 32,766; numbered `$n` names would make every bind a
+/// linear name lookup), on PostgreSQL `INSERT ... SELECT $1, $2, * FROM
+/// UNNEST(<one array per column>)`, which costs one small statement however
+/// large the batch.
 pub(crate) async fn insert_rows(
     tx: &mut (impl Access + ?Sized),
     caller: Option<&Caller>,
@@ -235,117 +235,214 @@ pub(crate) async fn insert_rows(
 ) -> Result<u64> {
     let now = Timestamp::now().as_datetime();
     let (default_actor_type, default_actor_id) = caller_actor(caller);
-    let actor_type = |e: &NewLogEntry| e.actor_type.clone().or_else(|| default_actor_type.clone());
-    let actor_id = |e: &NewLogEntry| e.actor_id.clone().or_else(|| default_actor_id.clone());
+    let actors: Vec<(Option<&str>, Option<&str>)> = rows
+        .iter()
+        .map(|row| {
+            let e = &row.entry;
+            (
+                e.actor_type.as_deref().or(default_actor_type.as_deref()),
+                e.actor_id.as_deref().or(default_actor_id.as_deref()),
+            )
+        })
+        .collect();
     let mut inserted = 0;
-    for chunk in rows.chunks(MAX_INGEST_ENTRIES) {
+    for (chunk, actors) in rows
+        .chunks(MAX_INGEST_ENTRIES)
+        .zip(actors.chunks(MAX_INGEST_ENTRIES))
+    {
+        let cells: Vec<[Cell<'_>; COLUMNS.len()]> = chunk
+            .iter()
+            .zip(actors)
+            .map(|(row, &(actor_type, actor_id))| cells(row, actor_type, actor_id))
+            .collect();
+        // Required columns always; an optional one when some row fills it.
+        let columns: Vec<usize> = (0..COLUMNS.len())
+            .filter(|&c| c < REQUIRED || cells.iter().any(|row| !row[c].is_null()))
+            .collect();
+        let names = columns
+            .iter()
+            .map(|&c| COLUMNS[c])
+            .collect::<Vec<_>>()
+            .join(", ");
         inserted += on_db!(tx, c => sqlite: {
-            let mut sql = String::with_capacity(64 + chunk.len() * INSERT_COLUMN_COUNT * 2 + 3);
-            sql.push_str("INSERT INTO logs (");
-            sql.push_str(INSERT_COLUMNS);
-            sql.push_str(") VALUES ");
-            let one = format!("({})", vec!["?"; INSERT_COLUMN_COUNT].join(","));
-            for i in 0..chunk.len() {
+            let one = format!("({})", vec!["?"; columns.len()].join(","));
+            let mut sql = format!("INSERT INTO logs (tenant_id, created_at, {names}) SELECT ?, ?, * FROM (VALUES ");
+            sql.reserve(cells.len() * (one.len() + 1) + 1);
+            for i in 0..cells.len() {
                 if i > 0 {
                     sql.push(',');
                 }
                 sql.push_str(&one);
             }
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for row in chunk {
-                let e = &row.entry;
-                query = query
-                    .bind(tenant_id)
-                    .bind(now)
-                    .bind(e.trace_id)
-                    .bind(e.span_id)
-                    .bind(e.parent_span_id)
-                    .bind(row.source.as_str())
-                    .bind(e.category.as_str())
-                    .bind(row.level.as_str())
-                    .bind(e.operation.trim())
-                    .bind(e.status.map(|s| s.as_str()))
-                    .bind(e.duration_ms)
-                    .bind(Json(&row.payload))
-                    .bind(e.error.as_ref().filter(|v| !v.is_null()).map(Json))
-                    .bind(e.workspace_id)
-                    .bind(e.workflow_id)
-                    .bind(e.task_id)
-                    .bind(e.work_item_id)
-                    .bind(e.activation_id)
-                    .bind(e.stage_name.as_deref())
-                    .bind(e.is_orchestrator_task)
-                    .bind(e.execution_backend.as_deref())
-                    .bind(e.tool_owner.as_deref())
-                    .bind(e.role.as_deref())
-                    .bind(actor_type(e))
-                    .bind(actor_id(e))
-                    .bind(e.actor_name.as_deref())
-                    .bind(e.resource_type.as_deref())
-                    .bind(e.resource_id.as_deref())
-                    .bind(e.resource_name.as_deref());
+            sql.push(')');
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).bind(now);
+            for row in &cells {
+                for &c in &columns {
+                    query = match row[c] {
+                        Cell::Uuid(v) => query.bind(v),
+                        Cell::Text(v) => query.bind(v),
+                        Cell::Int(v) => query.bind(v),
+                        Cell::Bool(v) => query.bind(v),
+                        Cell::Json(v) => query.bind(v.map(Json)),
+                    };
+                }
             }
             query.execute(c).await.map(|r| r.rows_affected())
         },
         postgres: {
-            let uuids = |f: fn(&NewLogEntry) -> Option<Uuid>| -> Vec<Option<Uuid>> {
-                chunk.iter().map(|r| f(&r.entry)).collect()
-            };
-            let texts = |f: &dyn Fn(&PreparedLog) -> Option<String>| -> Vec<Option<String>> {
-                chunk.iter().map(f).collect()
-            };
-            sqlx::query(
-                "INSERT INTO logs (tenant_id, created_at, trace_id, span_id, parent_span_id, source, \
-                 category, level, operation, status, duration_ms, payload, error, workspace_id, \
-                 workflow_id, task_id, work_item_id, activation_id, stage_name, is_orchestrator_task, \
-                 execution_backend, tool_owner, role, actor_type, actor_id, actor_name, resource_type, \
-                 resource_id, resource_name) \
-                 SELECT $1, $2, * FROM UNNEST($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], \
-                 $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::jsonb[], \
-                 $13::jsonb[], $14::uuid[], $15::uuid[], $16::uuid[], $17::uuid[], $18::uuid[], \
-                 $19::text[], $20::bool[], $21::text[], $22::text[], $23::text[], $24::text[], \
-                 $25::text[], $26::text[], $27::text[], $28::text[], $29::text[])",
-            )
-            .bind(tenant_id)
-            .bind(now)
-            .bind(uuids(|e| e.trace_id))
-            .bind(uuids(|e| e.span_id))
-            .bind(uuids(|e| e.parent_span_id))
-            .bind(chunk.iter().map(|r| r.source.as_str()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|r| r.entry.category.as_str()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|r| r.level.as_str()).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|r| r.entry.operation.trim()).collect::<Vec<_>>())
-            .bind(texts(&|r| r.entry.status.map(|s| s.as_str().to_owned())))
-            .bind(chunk.iter().map(|r| r.entry.duration_ms).collect::<Vec<_>>())
-            .bind(chunk.iter().map(|r| Json(&r.payload)).collect::<Vec<_>>())
-            .bind(
-                chunk
-                    .iter()
-                    .map(|r| r.entry.error.as_ref().filter(|v| !v.is_null()).map(Json))
-                    .collect::<Vec<_>>(),
-            )
-            .bind(uuids(|e| e.workspace_id))
-            .bind(uuids(|e| e.workflow_id))
-            .bind(uuids(|e| e.task_id))
-            .bind(uuids(|e| e.work_item_id))
-            .bind(uuids(|e| e.activation_id))
-            .bind(texts(&|r| r.entry.stage_name.clone()))
-            .bind(chunk.iter().map(|r| r.entry.is_orchestrator_task).collect::<Vec<_>>())
-            .bind(texts(&|r| r.entry.execution_backend.clone()))
-            .bind(texts(&|r| r.entry.tool_owner.clone()))
-            .bind(texts(&|r| r.entry.role.clone()))
-            .bind(texts(&|r| actor_type(&r.entry)))
-            .bind(texts(&|r| actor_id(&r.entry)))
-            .bind(texts(&|r| r.entry.actor_name.clone()))
-            .bind(texts(&|r| r.entry.resource_type.clone()))
-            .bind(texts(&|r| r.entry.resource_id.clone()))
-            .bind(texts(&|r| r.entry.resource_name.clone()))
-            .execute(c)
-            .await
-            .map(|r| r.rows_affected())
+            let arrays = columns
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| format!("${}::{}[]", i + 3, cells[0][c].pg_type()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!(
+                "INSERT INTO logs (tenant_id, created_at, {names}) SELECT $1, $2, * FROM UNNEST({arrays})"
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).bind(now);
+            for &c in &columns {
+                let column = cells.iter().map(|row| row[c]);
+                query = match cells[0][c] {
+                    Cell::Uuid(_) => query.bind(column.map(|v| v.uuid()).collect::<Vec<_>>()),
+                    Cell::Text(_) => query.bind(column.map(|v| v.text()).collect::<Vec<_>>()),
+                    Cell::Int(_) => query.bind(column.map(|v| v.int()).collect::<Vec<_>>()),
+                    Cell::Bool(_) => query.bind(column.map(|v| v.bool()).collect::<Vec<_>>()),
+                    Cell::Json(_) => query.bind(column.map(|v| v.json().map(Json)).collect::<Vec<_>>()),
+                };
+            }
+            query.execute(c).await.map(|r| r.rows_affected())
         })?;
     }
     Ok(inserted)
+}
+
+/// The columns of a log row that a batch writes besides `tenant_id` and
+/// `created_at`: the [`REQUIRED`] ones first, then the optional ones, in the
+/// order of [`cells`].
+const COLUMNS: [&str; 27] = [
+    "source",
+    "category",
+    "level",
+    "operation",
+    "payload",
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "status",
+    "duration_ms",
+    "error",
+    "workspace_id",
+    "workflow_id",
+    "task_id",
+    "work_item_id",
+    "activation_id",
+    "stage_name",
+    "is_orchestrator_task",
+    "execution_backend",
+    "tool_owner",
+    "role",
+    "actor_type",
+    "actor_id",
+    "actor_name",
+    "resource_type",
+    "resource_id",
+    "resource_name",
+];
+
+/// How many of [`COLUMNS`] every row fills.
+const REQUIRED: usize = 5;
+
+/// One value of a row, typed for binding.
+#[derive(Debug, Clone, Copy)]
+enum Cell<'a> {
+    Uuid(Option<Uuid>),
+    Text(Option<&'a str>),
+    Int(Option<i64>),
+    Bool(Option<bool>),
+    Json(Option<&'a Value>),
+}
+
+impl<'a> Cell<'a> {
+    fn is_null(&self) -> bool {
+        match self {
+            Cell::Uuid(v) => v.is_none(),
+            Cell::Text(v) => v.is_none(),
+            Cell::Int(v) => v.is_none(),
+            Cell::Bool(v) => v.is_none(),
+            Cell::Json(v) => v.is_none(),
+        }
+    }
+
+    /// The PostgreSQL type of the column's array.
+    fn pg_type(&self) -> &'static str {
+        match self {
+            Cell::Uuid(_) => "uuid",
+            Cell::Text(_) => "text",
+            Cell::Int(_) => "bigint",
+            Cell::Bool(_) => "bool",
+            Cell::Json(_) => "jsonb",
+        }
+    }
+
+    // One accessor per kind: a column's cells all have its kind (`cells`).
+    fn uuid(self) -> Option<Uuid> {
+        if let Cell::Uuid(v) = self { v } else { None }
+    }
+
+    fn text(self) -> Option<&'a str> {
+        if let Cell::Text(v) = self { v } else { None }
+    }
+
+    fn int(self) -> Option<i64> {
+        if let Cell::Int(v) = self { v } else { None }
+    }
+
+    fn bool(self) -> Option<bool> {
+        if let Cell::Bool(v) = self { v } else { None }
+    }
+
+    fn json(self) -> Option<&'a Value> {
+        if let Cell::Json(v) = self { v } else { None }
+    }
+}
+
+/// A row's values in the order of [`COLUMNS`], the actor resolved.
+fn cells<'a>(
+    row: &'a PreparedLog,
+    actor_type: Option<&'a str>,
+    actor_id: Option<&'a str>,
+) -> [Cell<'a>; COLUMNS.len()] {
+    let e = &row.entry;
+    let text = |v: &'a Option<String>| Cell::Text(v.as_deref());
+    [
+        Cell::Text(Some(row.source.as_str())),
+        Cell::Text(Some(e.category.as_str())),
+        Cell::Text(Some(row.level.as_str())),
+        Cell::Text(Some(e.operation.trim())),
+        Cell::Json(Some(&row.payload)),
+        Cell::Uuid(e.trace_id),
+        Cell::Uuid(e.span_id),
+        Cell::Uuid(e.parent_span_id),
+        Cell::Text(e.status.map(|s| s.as_str())),
+        Cell::Int(e.duration_ms),
+        Cell::Json(e.error.as_ref().filter(|v| !v.is_null())),
+        Cell::Uuid(e.workspace_id),
+        Cell::Uuid(e.workflow_id),
+        Cell::Uuid(e.task_id),
+        Cell::Uuid(e.work_item_id),
+        Cell::Uuid(e.activation_id),
+        text(&e.stage_name),
+        Cell::Bool(e.is_orchestrator_task),
+        text(&e.execution_backend),
+        text(&e.tool_owner),
+        text(&e.role),
+        Cell::Text(actor_type),
+        Cell::Text(actor_id),
+        text(&e.actor_name),
+        text(&e.resource_type),
+        text(&e.resource_id),
+        text(&e.resource_name),
+    ]
 }
 
 impl ControlPlane {
