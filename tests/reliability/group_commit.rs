@@ -4,8 +4,8 @@
 
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateTask, EventFilter, PageRequest, RegisterAgent, StartTask,
-    TaskFilter, TaskState,
+    ClaimTask, CompleteTask, CreateTask, EventFilter, LogCategory, NewLogEntry, PageRequest,
+    RegisterAgent, StartTask, TaskFilter, TaskState,
 };
 use orchestrator_tests::TestServer;
 use std::collections::HashSet;
@@ -238,5 +238,45 @@ async fn a_fast_path_that_misses_fails_alone() {
     for &id in &pending {
         let task = admin.tasks().get(id).await.unwrap();
         assert_eq!(task.state, TaskState::Pending, "refused task {id}");
+    }
+}
+
+/// SQLite: the writer never checkpoints (a checkpoint inside a batch's
+/// COMMIT held every queued request), so the checkpointer must: what was
+/// written reaches the database file while the server runs, not only when
+/// it closes (`store::checkpoint`). PostgreSQL has no WAL of ours to move.
+#[tokio::test]
+async fn sqlite_writes_reach_the_database_file_while_the_server_runs() {
+    if orchestrator_tests::backend() != "sqlite" {
+        return;
+    }
+    let server = TestServer::start().await;
+    let file = server.data_dir().join("orch.db");
+    let size = || std::fs::metadata(&file).expect("the database file").len();
+    let before = size();
+    let rows: Vec<NewLogEntry> = (0..1000)
+        .map(|i| {
+            let mut entry = NewLogEntry::new(LogCategory::Tool, "tool.exec");
+            entry.payload = Some(serde_json::json!({"i": i, "pad": "x".repeat(300)}));
+            entry
+        })
+        .collect();
+    let admin = server.admin();
+    // About 8 MB of rows and index entries, more than the WAL size at which
+    // SQLite's own autocheckpoint would have run (1,000 pages).
+    for _ in 0..20 {
+        admin.logs().ingest(rows.clone()).await.unwrap();
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let now = size();
+        if now > before + 4_000_000 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the database file stayed at {now} bytes (was {before}): the WAL was not checkpointed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }

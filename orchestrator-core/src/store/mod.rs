@@ -19,6 +19,7 @@
 //! Events written inside a [`Tx`] are published to the in-process bus only
 //! after the batch that holds it commits.
 
+mod checkpoint;
 mod group_commit;
 pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
@@ -123,6 +124,8 @@ enum Backend {
     Sqlite {
         read: SqlitePool,
         writers: Writers,
+        /// Checkpoints the WAL off the write path ([`checkpoint`]).
+        checkpointer: tokio::task::AbortHandle,
     },
     Postgres {
         pool: PgPool,
@@ -293,8 +296,11 @@ impl Store {
                 .pragma("mmap_size", "268435456")
                 .pragma("cache_size", "-16384");
             // The one writer connection, outside any pool: group commit
-            // holds it for the store's lifetime.
-            let mut writer: SqliteConnection = connect.connect().await.map_err(unavailable)?;
+            // holds it for the store's lifetime. It never checkpoints: the
+            // checkpointer does, off the write path ([`checkpoint`]).
+            let writer_options = connect.clone().pragma("wal_autocheckpoint", "0");
+            let mut writer: SqliteConnection =
+                writer_options.connect().await.map_err(unavailable)?;
             SQLITE_MIGRATIONS
                 .run(&mut writer)
                 .await
@@ -312,14 +318,16 @@ impl Store {
             let buses = Arc::new((bus.clone(), wake.clone(), None));
             let writer = Writer::new(
                 WriterConn::Sqlite(writer),
-                Opener::Sqlite(connect),
+                Opener::Sqlite(writer_options),
                 options.group_commit,
                 buses,
                 true,
             );
+            let checkpointer = checkpoint::spawn_checkpointer(connect, writer.clone());
             Backend::Sqlite {
                 read,
                 writers: Writers::new(vec![writer]),
+                checkpointer,
             }
         } else {
             return Err(Error::validation(
@@ -392,7 +400,9 @@ impl Store {
             )
         };
         match &*self.backend {
-            Backend::Sqlite { read, writers: w } => {
+            Backend::Sqlite {
+                read, writers: w, ..
+            } => {
                 vec![of("read", read.size(), read.num_idle()), writers(w)]
             }
             Backend::Postgres {
@@ -423,8 +433,13 @@ impl Store {
     /// checked-out connections to return).
     pub async fn close(&self) {
         match &*self.backend {
-            Backend::Sqlite { read, writers } => {
+            Backend::Sqlite {
+                read,
+                writers,
+                checkpointer,
+            } => {
                 writers.flush().await;
+                checkpointer.abort();
                 read.close().await;
             }
             Backend::Postgres {

@@ -78,6 +78,12 @@ impl Writer {
         self.slot.try_lock().is_ok()
     }
 
+    /// Batches begun on this writer so far (the checkpointer's sign that
+    /// something was written).
+    pub(crate) fn batches_begun(&self) -> u64 {
+        self.next_batch.load(SeqCst) - 1
+    }
+
     /// Requests waiting for this writer (to pick the least busy one).
     pub(crate) fn queue_len(&self) -> usize {
         self.waiting.load(SeqCst)
