@@ -97,10 +97,7 @@ impl ClaimCache {
     ) -> Arc<T> {
         let row = Arc::new(row);
         let mut map = self.agents.lock().expect("claim cache poisoned");
-        if map.len() >= CAPACITY {
-            map.clear();
-        }
-        map.insert((tenant_id, id), row.clone());
+        insert_bounded(&mut map, (tenant_id, id), row.clone());
         row
     }
 
@@ -130,10 +127,7 @@ impl ClaimCache {
         let mut map = self.inputs.lock().expect("claim cache poisoned");
         // Checked under the lock, which invalidations also take.
         if self.generation.load(Ordering::Acquire) == generation.0 {
-            if map.len() >= CAPACITY {
-                map.clear();
-            }
-            map.insert(tenant_id, (Instant::now(), inputs.clone()));
+            insert_bounded(&mut map, tenant_id, (Instant::now(), inputs.clone()));
         }
         inputs
     }
@@ -145,4 +139,14 @@ impl ClaimCache {
         self.generation.fetch_add(1, Ordering::AcqRel);
         map.remove(&tenant_id);
     }
+}
+
+/// Inserts into one of the cache's maps, emptying it first when it holds
+/// [`CAPACITY`] entries: every entry is cheap to read again, and the bound
+/// keeps a deployment with many tenants or agents from growing it forever.
+fn insert_bounded<K: std::hash::Hash + Eq, V>(map: &mut HashMap<K, V>, key: K, value: V) {
+    if map.len() >= CAPACITY {
+        map.clear();
+    }
+    map.insert(key, value);
 }
