@@ -170,6 +170,17 @@ async fn metrics_count_requests_claims_tasks_and_streams_per_tenant() {
         Some(2.0)
     );
     assert!(text.contains("orch_db_pool_connections{pool="), "{text}");
+    // Every write above was committed in some batch: an API key, three
+    // tasks, two agents, a claim, a tenant and its task (nine requests),
+    // and never more commits than requests.
+    let batches = sample(&text, "orch_db_write_batches_total").expect("write batches");
+    let requests =
+        sample(&text, "orch_db_write_batch_requests_total").expect("write batch requests");
+    assert!(requests >= 9.0, "{requests} requests: {text}");
+    assert!(
+        (1.0..=requests).contains(&batches),
+        "batches {batches}, requests {requests}"
+    );
     assert_eq!(sample(&text, "orch_open_streams"), Some(0.0));
 
     // A service key sees every tenant.

@@ -5,8 +5,8 @@
 
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
-pub use crate::store::PoolUse;
 use crate::store::on_db;
+pub use crate::store::{PoolUse, WriteBatches};
 use uuid::Uuid;
 
 /// How many tasks of one tenant are in one state.
@@ -42,5 +42,10 @@ impl ControlPlane {
     /// The database pools' current use.
     pub fn pool_use(&self) -> Vec<PoolUse> {
         self.store().pool_use()
+    }
+
+    /// Write batches this process has committed (group commit).
+    pub fn write_batches(&self) -> WriteBatches {
+        self.store().write_batches()
     }
 }

@@ -204,6 +204,26 @@ impl Metrics {
             pool.with_label_values(&[used.pool, "in_use"])
                 .set(i64::from(used.size.saturating_sub(used.idle)));
         }
+        let batches = core.write_batches();
+        let write_batches = IntCounter::new(
+            "orch_db_write_batches_total",
+            "Database commits made by this server's group-commit writers",
+        )
+        .expect("valid metric");
+        write_batches.inc_by(batches.batches);
+        let write_requests = IntCounter::new(
+            "orch_db_write_batch_requests_total",
+            "Write requests carried by those commits (divided by \
+             orch_db_write_batches_total: the mean batch size)",
+        )
+        .expect("valid metric");
+        write_requests.inc_by(batches.requests);
+        database
+            .register(Box::new(write_batches))
+            .expect("metric names are unique");
+        database
+            .register(Box::new(write_requests))
+            .expect("metric names are unique");
         for collector in [tasks, queue, pool] {
             database
                 .register(Box::new(collector))

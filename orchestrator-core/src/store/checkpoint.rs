@@ -18,7 +18,7 @@
 use super::Writer;
 use sqlx::sqlite::SqliteConnectOptions;
 use sqlx::{ConnectOptions, SqliteConnection};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 /// How often the WAL is checkpointed while writes go on. At the writer's
@@ -27,17 +27,25 @@ use std::time::Duration;
 const INTERVAL: Duration = Duration::from_millis(100);
 
 /// Starts the checkpointer of the SQLite database `options` opens, written
-/// by `writer`.
+/// by `writer`. It ends when the store closes, or when the writer is gone
+/// (a store dropped without closing): it holds no strong reference, so it
+/// keeps neither the writer's connection nor the file open.
 pub(super) fn spawn_checkpointer(
     options: SqliteConnectOptions,
-    writer: Arc<Writer>,
+    writer: &Arc<Writer>,
 ) -> tokio::task::AbortHandle {
+    let writer = Arc::downgrade(writer);
     tokio::spawn(async move {
         let mut conn: Option<SqliteConnection> = None;
-        let mut seen = writer.batches_begun();
+        let begun = |writer: &Weak<Writer>| writer.upgrade().map(|w| w.batches_begun());
+        let Some(mut seen) = begun(&writer) else {
+            return;
+        };
         loop {
             tokio::time::sleep(INTERVAL).await;
-            let begun = writer.batches_begun();
+            let Some(begun) = begun(&writer) else {
+                return;
+            };
             if begun == seen {
                 continue;
             }

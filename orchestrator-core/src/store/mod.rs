@@ -323,7 +323,7 @@ impl Store {
                 buses,
                 true,
             );
-            let checkpointer = checkpoint::spawn_checkpointer(connect, writer.clone());
+            let checkpointer = checkpoint::spawn_checkpointer(connect, &writer);
             Backend::Sqlite {
                 read,
                 writers: Writers::new(vec![writer]),
@@ -366,9 +366,7 @@ impl Store {
     }
 
     async fn begin_turn(&self, guarded: bool) -> Result<Tx> {
-        let writers = match &*self.backend {
-            Backend::Sqlite { writers, .. } | Backend::Postgres { writers, .. } => writers,
-        };
+        let writers = self.writers();
         Ok(Tx {
             turn: writers.begin(guarded).await?,
             pending: Vec::new(),
@@ -409,6 +407,18 @@ impl Store {
                 pool, writers: w, ..
             } => vec![of("main", pool.size(), pool.num_idle()), writers(w)],
         }
+    }
+
+    fn writers(&self) -> &Writers {
+        match &*self.backend {
+            Backend::Sqlite { writers, .. } | Backend::Postgres { writers, .. } => writers,
+        }
+    }
+
+    /// What this process's writers have committed so far.
+    pub fn write_batches(&self) -> WriteBatches {
+        let (batches, requests) = self.writers().committed();
+        WriteBatches { batches, requests }
     }
 
     /// Checks that the database answers.
@@ -619,6 +629,17 @@ pub struct PoolUse {
     pub pool: &'static str,
     pub size: u32,
     pub idle: u32,
+}
+
+/// Write batches committed by this process's group-commit writers since it
+/// started: `requests / batches` is the mean batch size, the figure that
+/// says how much group commit saves under the current load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteBatches {
+    /// Database commits made by the writers.
+    pub batches: u64,
+    /// Write requests those commits carried.
+    pub requests: u64,
 }
 
 /// A pooled connection for reads.

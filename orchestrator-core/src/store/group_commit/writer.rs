@@ -25,6 +25,10 @@ pub(crate) struct Writer {
     /// some are waiting leaves the batch open for them.
     pub(super) waiting: AtomicUsize,
     pub(super) next_batch: AtomicU64,
+    /// Batches committed, and the requests they carried (for the metrics:
+    /// their ratio is the mean batch size).
+    committed_batches: AtomicU64,
+    committed_requests: AtomicU64,
     pub(super) policy: Policy,
     pub(super) opener: Opener,
     pub(super) buses: Arc<Buses>,
@@ -63,6 +67,8 @@ impl Writer {
             })),
             waiting: AtomicUsize::new(0),
             next_batch: AtomicU64::new(1),
+            committed_batches: AtomicU64::new(0),
+            committed_requests: AtomicU64::new(0),
             policy: Policy {
                 max_batch: policy.max_batch.max(1),
                 max_delay,
@@ -82,6 +88,14 @@ impl Writer {
     /// something was written).
     pub(crate) fn batches_begun(&self) -> u64 {
         self.next_batch.load(SeqCst) - 1
+    }
+
+    /// Batches committed on this writer so far, and the requests in them.
+    pub(crate) fn committed(&self) -> (u64, u64) {
+        (
+            self.committed_batches.load(SeqCst),
+            self.committed_requests.load(SeqCst),
+        )
     }
 
     /// Requests waiting for this writer (to pick the least busy one).
@@ -207,6 +221,9 @@ impl Writer {
                 // see (rows written at the flush get the batch's last ids).
                 batch.events.sort_by_key(|e| e.id);
                 batch.done.send_replace(Some(Ok(())));
+                self.committed_batches.fetch_add(1, SeqCst);
+                self.committed_requests
+                    .fetch_add(batch.members as u64, SeqCst);
                 let (bus, wake, notifier) = &*self.buses;
                 let wrote_events = !batch.events.is_empty();
                 if let Some(notifier) = notifier {

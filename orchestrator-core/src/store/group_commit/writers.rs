@@ -29,6 +29,14 @@ impl Writers {
         self.list.iter().filter(|w| w.is_idle()).count()
     }
 
+    /// Batches committed by every writer, and the requests they carried.
+    pub(crate) fn committed(&self) -> (u64, u64) {
+        self.list
+            .iter()
+            .map(|w| w.committed())
+            .fold((0, 0), |(b, r), (wb, wr)| (b + wb, r + wr))
+    }
+
     pub(crate) async fn begin(&self, guarded: bool) -> Result<Turn> {
         let n = self.list.len();
         let start = self.next.fetch_add(1, SeqCst) % n;
