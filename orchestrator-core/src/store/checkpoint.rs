@@ -60,13 +60,15 @@ pub(super) fn spawn_checkpointer(
                 },
             };
             // (busy, frames in the WAL, frames checkpointed): PASSIVE never
-            // waits, so a pass that could not copy everything is simply
-            // followed by the next one.
+            // waits, so a pass that could not copy everything (a reader
+            // still needed older frames) leaves `seen` as it was, and the
+            // next interval tries again even if nothing more is written.
             match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)")
                 .fetch_one(&mut *c)
                 .await
             {
-                Ok(_) => seen = begun,
+                Ok((_, frames, copied)) if copied >= frames => seen = begun,
+                Ok(_) => {}
                 Err(e) => {
                     tracing::warn!(error = %e, "WAL checkpoint failed; reconnecting");
                     conn = None;
