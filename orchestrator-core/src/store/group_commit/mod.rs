@@ -40,7 +40,9 @@
 //! writer is the serial resource: the hot task transitions (create, claim,
 //! start, complete) are one write statement each. [`Writer::begin`] with
 //! `guarded: false` therefore opens no savepoint; the request's statements
-//! run straight in the batch and its commit costs no round trip. The price
+//! run straight in the batch and its commit costs no round trip (nor, when
+//! the batch stays open for the next request, a spawned task: its join has
+//! no await, so nothing can be left half done). The price
 //! is paid only on failure: an unguarded request that ran any statement and
 //! then fails (or is dropped) rolls back the whole batch, whose members are
 //! told the commit failed (none of them was acknowledged), so nothing is

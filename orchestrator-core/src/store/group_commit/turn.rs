@@ -1,5 +1,6 @@
 //! One request's hold on a writer.
 
+use super::batch::Outcome;
 use super::slot::{Slot, abort_batch, conn};
 use super::writer::Writer;
 use super::{RELEASE, RELEASE_AND_NEXT, SAVEPOINT};
@@ -7,7 +8,7 @@ use crate::api::Event;
 use crate::error::{Error, Result};
 use crate::store::{Db, Deferred};
 use std::sync::Arc;
-use tokio::sync::OwnedMutexGuard;
+use tokio::sync::{OwnedMutexGuard, watch};
 
 /// One request's hold on a writer: its savepoint is open until
 /// [`Turn::commit`]; dropped without it, the savepoint is rolled back.
@@ -69,28 +70,41 @@ impl Turn {
     ) -> Result<()> {
         let mut guard = self.guard.take().expect("a turn is committed once");
         let writer = self.writer.clone();
+        if guard.unguarded.take().is_some() {
+            // Nothing to release: the request joins here, with no await (so
+            // no point where a dropped request could leave it half done).
+            // Only a batch that must commit now needs the spawned task; a
+            // turn passed on costs no task switch (the writer is the serial
+            // resource, BENCHMARKS.md item 8).
+            guard.in_request = false;
+            guard.savepoint_ready = false;
+            let (id, done) = join(&mut guard, events, deferred, logs_written);
+            if writer.passes_on(&guard) {
+                drop(guard);
+            } else {
+                let committer = writer.clone();
+                // The commit runs to completion even if this request is
+                // dropped while it does.
+                tokio::spawn(async move { committer.commit_batch(&mut guard).await })
+                    .await
+                    .map_err(Error::internal)?;
+            }
+            return writer.outcome(id, done).await;
+        }
         // The release and the end of the turn run to completion even if the
         // request is dropped while they do.
         let joined = tokio::spawn(async move {
             // Passing the turn on opens the next request's savepoint in
             // the same round trip as this one's release (counted as this
-            // request joined: members + 1). An unguarded request has nothing
-            // to release, and leaves the next one to open its own savepoint
-            // if it wants one.
-            let unguarded = guard.unguarded.take().is_some();
-            let passes_on = !unguarded
-                && writer.passes_on(&guard)
+            // request joined: members + 1).
+            let passes_on = writer.passes_on(&guard)
                 && guard
                     .batch
                     .as_ref()
                     .is_some_and(|b| b.members + 1 < writer.policy.max_batch);
-            let released = if unguarded {
-                Ok(())
-            } else {
-                conn(&mut guard)
-                    .run(if passes_on { RELEASE_AND_NEXT } else { RELEASE })
-                    .await
-            };
+            let released = conn(&mut guard)
+                .run(if passes_on { RELEASE_AND_NEXT } else { RELEASE })
+                .await;
             if let Err(e) = released {
                 if passes_on {
                     // Which of the two failed is unknown: fail the batch
@@ -106,15 +120,7 @@ impl Turn {
             }
             guard.in_request = false;
             guard.savepoint_ready = passes_on;
-            let batch = guard
-                .batch
-                .as_mut()
-                .expect("a request's savepoint lives in an open batch");
-            batch.members += 1;
-            batch.events.extend(events);
-            batch.deferred.extend(deferred);
-            batch.logs_written |= logs_written;
-            let joined = (batch.id, batch.done.subscribe());
+            let joined = join(&mut guard, events, deferred, logs_written);
             writer.end_turn(&mut guard).await;
             Ok(joined)
         })
@@ -122,6 +128,25 @@ impl Turn {
         .map_err(Error::internal)??;
         self.writer.outcome(joined.0, joined.1).await
     }
+}
+
+/// Counts a finished request into the open batch with what it leaves for
+/// the commit; returns the batch's id and its outcome to wait on.
+fn join(
+    slot: &mut Slot,
+    events: Vec<Event>,
+    deferred: Vec<Deferred>,
+    logs_written: bool,
+) -> (u64, watch::Receiver<Outcome>) {
+    let batch = slot
+        .batch
+        .as_mut()
+        .expect("a request's statements run in an open batch");
+    batch.members += 1;
+    batch.events.extend(events);
+    batch.deferred.extend(deferred);
+    batch.logs_written |= logs_written;
+    (batch.id, batch.done.subscribe())
 }
 
 impl Drop for Turn {
