@@ -91,6 +91,16 @@ async fn every_bench_workload_runs_and_reports() {
     assert_eq!(claim["results"]["claims"], 50);
     assert_eq!(claim["results"]["empty_claims"], 0);
     assert!(claim["results"]["claim_p99_ms"].is_number());
+    // Each claim's time from its arrival is its wait before sending plus
+    // the claim itself; the complete that follows is not counted (the
+    // histograms keep three significant digits: hence the 2%).
+    let mean = |key: &str| claim["latency_ms"][key]["mean_ms"].as_f64().unwrap();
+    let parts = mean("wait (arrival to send)") + mean("POST /tasks/claim");
+    assert!(
+        (mean("claim (from arrival)") - parts).abs() <= 0.02 * parts + 0.01,
+        "{}",
+        claim["latency_ms"]
+    );
 
     let ingest = bench(
         &server,

@@ -2,8 +2,9 @@
 //! an arrival does not wait for the previous answer), so queueing shows up
 //! in the percentiles. Latency is measured from each arrival's scheduled
 //! time, which counts any time spent waiting for a free agent or a
-//! connection (no coordinated omission). Each claimed task is then
-//! completed (not timed) so its agent can claim again.
+//! connection (no coordinated omission), to the claim's answer. Each claimed
+//! task is then completed (not timed: the clock stopped at the claim's
+//! answer) so its agent can claim again.
 //!
 //! Without `--rate`, a calibration phase first measures the maximum rate
 //! (C agents in a closed claim → complete loop) and the run uses half of it.
@@ -38,11 +39,13 @@ pub struct ClaimLatencyArgs {
     pub calibrate_agents: usize,
 }
 
+/// Claims a task for `agent_id` and completes it; `None` when there was
+/// nothing to claim, else when the claim was sent and when it was answered.
 async fn claim_and_complete(
     client: &Client,
     agent_id: Uuid,
-) -> std::result::Result<Option<Duration>, orchestrator_client::Error> {
-    let t = Instant::now();
+) -> std::result::Result<Option<(Instant, Instant)>, orchestrator_client::Error> {
+    let sent = Instant::now();
     let Some(task) = client
         .tasks()
         .claim(&ClaimTask {
@@ -53,7 +56,7 @@ async fn claim_and_complete(
     else {
         return Ok(None);
     };
-    let service = t.elapsed();
+    let answered = Instant::now();
     client
         .tasks()
         .complete(
@@ -64,7 +67,7 @@ async fn claim_and_complete(
             },
         )
         .await?;
-    Ok(Some(service))
+    Ok(Some((sent, answered)))
 }
 
 pub async fn run(target: &Target, args: ClaimLatencyArgs) -> Result<Outcome> {
@@ -143,41 +146,65 @@ pub async fn run(target: &Target, args: ClaimLatencyArgs) -> Result<Outcome> {
     let empty = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let bar = target.progress(arrivals, "claims");
     let period = Duration::from_secs_f64(1.0 / rate);
-    let started = tokio::time::Instant::now();
-    let mut handles = Vec::with_capacity(arrivals as usize);
-    for i in 0..arrivals {
-        let scheduled = started + period.mul_f64(i as f64);
-        tokio::time::sleep_until(scheduled).await;
-        let client = target.client.clone();
-        let free_rx = free_rx.clone();
-        let free_tx = free_tx.clone();
-        let recorder = recorder.clone();
-        let errors = errors.clone();
-        let empty = empty.clone();
-        let bar = bar.clone();
-        handles.push(tokio::spawn(async move {
-            let agent_id = free_rx.lock().await.recv().await;
-            let Some(agent_id) = agent_id else { return };
-            let outcome = claim_and_complete(&client, agent_id).await;
-            let total = scheduled.elapsed();
-            let _ = free_tx.send(agent_id);
-            let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
-            match outcome {
-                Ok(Some(service)) => {
-                    recorder.record("claim (from arrival)", total);
-                    recorder.record("POST /tasks/claim", service);
-                }
-                Ok(None) => {
-                    empty.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                Err(e) => {
-                    recorder.errors += 1;
-                    errors.note(&e);
-                }
+    let started = Instant::now();
+    // The arrival clock runs on a thread of its own: tokio's timers tick in
+    // whole milliseconds, which made every arrival up to 1 ms late (the
+    // generator's lag counted as the server's latency); a thread's sleep
+    // wakes within tens of microseconds.
+    let runtime = tokio::runtime::Handle::current();
+    let client = target.client.clone();
+    let shared = (recorder.clone(), errors.clone(), empty.clone(), bar.clone());
+    let clock = std::thread::spawn(move || {
+        let (recorder, errors, empty, bar) = shared;
+        let mut handles = Vec::with_capacity(arrivals as usize);
+        for i in 0..arrivals {
+            let scheduled = started + period.mul_f64(i as f64);
+            if let Some(ahead) = scheduled.checked_duration_since(Instant::now()) {
+                std::thread::sleep(ahead);
             }
-            bar.inc(1);
-        }));
-    }
+            let client = client.clone();
+            let free_rx = free_rx.clone();
+            let free_tx = free_tx.clone();
+            let recorder = recorder.clone();
+            let errors = errors.clone();
+            let empty = empty.clone();
+            let bar = bar.clone();
+            handles.push(runtime.spawn(async move {
+                let agent_id = free_rx.lock().await.recv().await;
+                let Some(agent_id) = agent_id else { return };
+                let outcome = claim_and_complete(&client, agent_id).await;
+                let _ = free_tx.send(agent_id);
+                let mut recorder = recorder.lock().unwrap_or_else(|e| e.into_inner());
+                match outcome {
+                    Ok(Some((sent, answered))) => {
+                        // From the scheduled arrival to the claim's answer: the
+                        // wait for a free agent counts, the complete does not.
+                        let from_arrival = answered.saturating_duration_since(scheduled);
+                        recorder.record("claim (from arrival)", from_arrival);
+                        recorder.record("POST /tasks/claim", answered - sent);
+                        // The part of it before the claim was sent: the wait for
+                        // a free agent plus the generator's own lateness.
+                        recorder.record(
+                            "wait (arrival to send)",
+                            sent.saturating_duration_since(scheduled),
+                        );
+                    }
+                    Ok(None) => {
+                        empty.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        recorder.errors += 1;
+                        errors.note(&e);
+                    }
+                }
+                bar.inc(1);
+            }));
+        }
+        handles
+    });
+    let handles = tokio::task::spawn_blocking(move || clock.join())
+        .await?
+        .map_err(|_| anyhow::anyhow!("the arrival clock panicked"))?;
     for handle in handles {
         let _ = handle.await;
     }
