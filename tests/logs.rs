@@ -976,3 +976,86 @@ async fn task_lifecycle_operations_write_platform_rows() {
     }
     assert_eq!(rows[0].payload.as_ref().unwrap()["to_state"], "completed");
 }
+
+/// The server keeps an entry's `payload` and `error` as the JSON text they
+/// arrived in (`logs::ingest`); text that is not compact (spaces between
+/// tokens, `\u` and `\/` escapes, as Python's `json.dumps` writes) is stored
+/// compact, so every row reads back as the value sent and `search` matches the
+/// characters, not their escapes, on both backends.
+#[tokio::test]
+async fn payload_text_as_sent_or_rewritten_compact_reads_back_and_searches() {
+    let server = TestServer::start().await;
+    let body = concat!(
+        r#"{"entries": ["#,
+        r#"{"category": "tool", "operation": "raw.spaced", "payload": { "cmd" : "caf\u00e9 \/ bar", "n" : 1.5e2, "list" : [ 1, {"a": null} ] }, "error": {"message": "x\ty"}},"#,
+        r#"{"category":"tool","operation":"raw.compact","payload":{"cmd":"compact \"quoted\"\n","nested":{"k":[true,false]}}},"#,
+        r#"{"category":"tool","operation":"raw.null","payload":null,"error":null}"#,
+        r#"]}"#
+    );
+    let response = server
+        .http()
+        .post(server.at("/api/v1/logs/ingest"))
+        .bearer_auth(&server.admin_key)
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::CREATED);
+
+    let rows = server
+        .admin()
+        .logs()
+        .query(&LogQuery {
+            filter: LogFilter {
+                source: Some(LogSource::Runtime),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .items;
+    let row = |operation: &str| rows.iter().find(|r| r.operation == operation).unwrap();
+    assert_eq!(
+        row("raw.spaced").payload,
+        Some(json!({"cmd": "café / bar", "n": 150.0, "list": [1, {"a": null}]}))
+    );
+    assert_eq!(row("raw.spaced").error, Some(json!({"message": "x\ty"})));
+    assert_eq!(
+        row("raw.compact").payload,
+        Some(json!({"cmd": "compact \"quoted\"\n", "nested": {"k": [true, false]}}))
+    );
+    assert_eq!(row("raw.null").payload, Some(json!({})));
+    assert_eq!(row("raw.null").error, None);
+
+    let search = |text: &str| LogFilter {
+        search: Some(text.to_owned()),
+        ..Default::default()
+    };
+    assert_eq!(
+        all_ids(&server, search("café / bar")).await,
+        vec![row("raw.spaced").id.clone()],
+        "an escaped payload is searched by its characters"
+    );
+    assert_eq!(
+        all_ids(&server, search("compact \\\"quoted")).await,
+        vec![row("raw.compact").id.clone()]
+    );
+
+    // A payload that is not an object is still refused, naming it.
+    let response = server
+        .http()
+        .post(server.at("/api/v1/logs/ingest"))
+        .bearer_auth(&server.admin_key)
+        .header("content-type", "application/json")
+        .body(r#"{"entries":[{"category":"tool","operation":"bad","payload": [1]},{"category":"tool","operation":"bad2","error":"text"}]}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let body: Value = response.json().await.unwrap();
+    let fields = &body["error"]["details"]["issues"]["fieldErrors"];
+    assert!(fields.get("entries.0.payload").is_some(), "{body}");
+    assert!(fields.get("entries.1.error").is_some(), "{body}");
+}

@@ -14,6 +14,7 @@ use super::Timestamp;
 use super::wire_enum::wire_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use uuid::Uuid;
 
 /// Largest number of entries one ingest call takes.
@@ -109,10 +110,16 @@ pub struct LogRow {
 /// One entry of `POST /logs/ingest`. `operation` and `category` are required;
 /// `source` defaults to `runtime`, `level` to `info`, the actor fields to the
 /// caller's key.
+// `J`, how `payload` and `error` are held, is explained at [`LogJson`]; the
+// doc comment above is the schema's description in the OpenAPI document.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct NewLogEntry {
+#[cfg_attr(feature = "schema", schemars(rename = "NewLogEntry"))]
+#[serde(
+    deny_unknown_fields,
+    bound(serialize = "J: Serialize", deserialize = "J: Deserialize<'de>")
+)]
+pub struct NewLogEntry<J = Value> {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,9 +137,9 @@ pub struct NewLogEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payload: Option<Value>,
+    pub payload: Option<J>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<Value>,
+    pub error: Option<J>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,7 +174,7 @@ pub struct NewLogEntry {
     pub resource_name: Option<String>,
 }
 
-impl NewLogEntry {
+impl<J> NewLogEntry<J> {
     /// An entry with only the required fields set.
     pub fn new(category: LogCategory, operation: impl Into<String>) -> Self {
         Self {
@@ -200,14 +207,123 @@ impl NewLogEntry {
             resource_name: None,
         }
     }
+
+    /// The same entry with `payload` and `error` converted by `f`.
+    pub fn map_json<K>(self, mut f: impl FnMut(J) -> K) -> NewLogEntry<K> {
+        NewLogEntry {
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+            parent_span_id: self.parent_span_id,
+            source: self.source,
+            category: self.category,
+            level: self.level,
+            operation: self.operation,
+            status: self.status,
+            duration_ms: self.duration_ms,
+            payload: self.payload.map(&mut f),
+            error: self.error.map(&mut f),
+            workspace_id: self.workspace_id,
+            workflow_id: self.workflow_id,
+            task_id: self.task_id,
+            work_item_id: self.work_item_id,
+            activation_id: self.activation_id,
+            stage_name: self.stage_name,
+            is_orchestrator_task: self.is_orchestrator_task,
+            execution_backend: self.execution_backend,
+            tool_owner: self.tool_owner,
+            role: self.role,
+            actor_type: self.actor_type,
+            actor_id: self.actor_id,
+            actor_name: self.actor_name,
+            resource_type: self.resource_type,
+            resource_id: self.resource_id,
+            resource_name: self.resource_name,
+        }
+    }
 }
 
 /// `POST /logs/ingest` body.
+// `J` as in [`NewLogEntry`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(deny_unknown_fields)]
-pub struct IngestLogs {
-    pub entries: Vec<NewLogEntry>,
+#[cfg_attr(feature = "schema", schemars(rename = "IngestLogs"))]
+#[serde(
+    deny_unknown_fields,
+    bound(serialize = "J: Serialize", deserialize = "J: Deserialize<'de>")
+)]
+pub struct IngestLogs<J = Value> {
+    pub entries: Vec<NewLogEntry<J>>,
+}
+
+/// What an entry's `payload` and `error` may be held as ([`NewLogEntry`]'s
+/// `J`): a [`Value`] tree for programs that build entries, or the JSON text
+/// they arrived in (`Box<RawValue>`) for the server, which then stores them
+/// without building a tree and writing it out again (BENCHMARKS.md, item 11).
+pub trait LogJson: Serialize {
+    /// Whether the value is a JSON object.
+    fn is_object(&self) -> bool;
+    /// Whether the value is JSON `null`.
+    fn is_null(&self) -> bool;
+    /// The value as JSON text.
+    fn into_raw(self) -> serde_json::Result<Box<RawValue>>;
+}
+
+impl LogJson for Value {
+    fn is_object(&self) -> bool {
+        Value::is_object(self)
+    }
+
+    fn is_null(&self) -> bool {
+        Value::is_null(self)
+    }
+
+    fn into_raw(self) -> serde_json::Result<Box<RawValue>> {
+        serde_json::value::to_raw_value(&self)
+    }
+}
+
+/// The text as it arrived when it is already compact, otherwise rewritten
+/// compact: stored rows then read the same whichever way an entry came, and a
+/// `search` of the logs matches a payload's text, not its spacing or escapes.
+impl LogJson for Box<RawValue> {
+    fn is_object(&self) -> bool {
+        self.get().trim_start().starts_with('{')
+    }
+
+    fn is_null(&self) -> bool {
+        self.get().trim() == "null"
+    }
+
+    fn into_raw(self) -> serde_json::Result<Box<RawValue>> {
+        if is_compact(self.get()) {
+            Ok(self)
+        } else {
+            serde_json::from_str::<Value>(self.get())?.into_raw()
+        }
+    }
+}
+
+/// Whether JSON `text` has no whitespace between its tokens and no escape
+/// that `serde_json` would not write (`\uXXXX` of a printable character,
+/// `\/`), checked in one pass without parsing: most runtimes send compact
+/// JSON, which is then stored without building a tree. A `\u` escape that
+/// serde would keep (a control character) only costs the rewrite.
+fn is_compact(text: &str) -> bool {
+    let mut bytes = text.bytes();
+    let mut in_string = false;
+    while let Some(b) = bytes.next() {
+        match (in_string, b) {
+            (_, b'"') => in_string = !in_string,
+            (true, b'\\') => {
+                if matches!(bytes.next(), Some(b'u' | b'/')) {
+                    return false;
+                }
+            }
+            (false, b' ' | b'\n' | b'\r' | b'\t') => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 /// `POST /logs/ingest` answer.

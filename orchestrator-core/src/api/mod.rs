@@ -44,8 +44,8 @@ pub use error::{ErrorBody, ErrorCode, ErrorEnvelope, Issues};
 pub use events::{Event, EventFilter, EventPage};
 pub use logs::{
     ExportFormat, IngestLogs, Ingested, LogActor, LogCategory, LogDetail, LogFilter, LogGroup,
-    LogGroupBy, LogLevel, LogPage, LogQuery, LogRow, LogSource, LogStats, LogStatus, NewLogEntry,
-    SortOrder,
+    LogGroupBy, LogJson, LogLevel, LogPage, LogQuery, LogRow, LogSource, LogStats, LogStatus,
+    NewLogEntry, SortOrder,
 };
 pub use operations::*;
 pub use pagination::{Page, PageRequest};

@@ -3,11 +3,14 @@
 //! the transaction of the operation they describe.
 
 use crate::api::logs::MAX_INGEST_ENTRIES;
-use crate::api::{Ingested, LogCategory, LogLevel, LogSource, LogStatus, NewLogEntry, Timestamp};
+use crate::api::{
+    Ingested, LogCategory, LogJson, LogLevel, LogSource, LogStatus, NewLogEntry, Timestamp,
+};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::store::{Access, Tx, on_db};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use sqlx::types::Json;
 use std::any::Any;
@@ -18,13 +21,15 @@ use uuid::Uuid;
 /// Longest free-text linkage, actor or resource field.
 pub(crate) const MAX_TEXT: usize = 1000;
 
-/// A row ready to insert (validated, defaults resolved).
+/// A row ready to insert (validated, defaults resolved). Its `payload` and
+/// `error` are JSON text, bound as they are: an ingested entry's as it
+/// arrived, a platform row's written once.
 #[derive(Debug, Clone)]
 pub(crate) struct PreparedLog {
-    entry: NewLogEntry,
+    entry: NewLogEntry<Box<RawValue>>,
     source: LogSource,
     level: LogLevel,
-    payload: Value,
+    payload: Box<RawValue>,
 }
 
 /// One platform row: what [`write_platform_log`] records.
@@ -96,7 +101,10 @@ pub(crate) async fn write_platform_log(
     entry.source = Some(LogSource::Platform);
     entry.level = Some(log.level);
     entry.status = Some(log.status);
-    entry.error = log.error;
+    entry.error = (log.error.filter(|e| !e.is_null()))
+        .map(LogJson::into_raw)
+        .transpose()
+        .map_err(Error::internal)?;
     entry.workspace_id = log.workspace_id;
     entry.workflow_id = log.workflow_id;
     entry.task_id = log.task_id;
@@ -111,7 +119,7 @@ pub(crate) async fn write_platform_log(
     let mut prepared = PreparedLog {
         source: LogSource::Platform,
         level: log.level,
-        payload: log.payload,
+        payload: log.payload.into_raw().map_err(Error::internal)?,
         entry,
     };
     // The actor is resolved now: the batch writes rows of several callers.
@@ -159,9 +167,9 @@ fn caller_actor(caller: Option<&Caller>) -> (Option<String>, Option<String>) {
 }
 
 /// Validates one ingest entry, adding the caller's actor fields when absent.
-pub(crate) fn prepare(
+pub(crate) fn prepare<J: LogJson>(
     index: usize,
-    entry: NewLogEntry,
+    entry: NewLogEntry<J>,
     issues: &mut crate::api::Issues,
 ) -> PreparedLog {
     let mut issue = |field: &str, message: &str| {
@@ -205,13 +213,29 @@ pub(crate) fn prepare(
             issue(field, "must be at most 1000 characters");
         }
     }
-    let mut entry = entry;
+    // Text a value cannot be written as (a `Value` never fails) is refused.
+    let mut unwritable = None;
+    let mut entry = entry.map_json(|json| {
+        json.into_raw().unwrap_or_else(|e| {
+            unwritable = Some(e.to_string());
+            RawValue::NULL.to_owned()
+        })
+    });
+    if let Some(message) = unwritable {
+        issue("payload", &message);
+    }
+    entry.error = entry.error.filter(|e| !e.is_null());
     PreparedLog {
         source: entry.source.unwrap_or(LogSource::Runtime),
         level: entry.level.unwrap_or(LogLevel::Info),
-        payload: entry.payload.take().unwrap_or_else(|| json!({})),
+        payload: entry.payload.take().unwrap_or_else(empty_object),
         entry,
     }
+}
+
+/// `{}`, the payload of an entry that has none.
+fn empty_object() -> Box<RawValue> {
+    RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| RawValue::NULL.to_owned())
 }
 
 /// Inserts rows in `tx`, one statement per chunk of up to
@@ -283,7 +307,7 @@ pub(crate) async fn insert_rows(
                         Cell::Text(v) => query.bind(v),
                         Cell::Int(v) => query.bind(v),
                         Cell::Bool(v) => query.bind(v),
-                        Cell::Json(v) => query.bind(v.map(Json)),
+                        Cell::Json(v) => query.bind(v.map(RawValue::get)),
                     };
                 }
             }
@@ -359,7 +383,7 @@ enum Cell<'a> {
     Text(Option<&'a str>),
     Int(Option<i64>),
     Bool(Option<bool>),
-    Json(Option<&'a Value>),
+    Json(Option<&'a RawValue>),
 }
 
 impl<'a> Cell<'a> {
@@ -401,7 +425,7 @@ impl<'a> Cell<'a> {
         if let Cell::Bool(v) = self { v } else { None }
     }
 
-    fn json(self) -> Option<&'a Value> {
+    fn json(self) -> Option<&'a RawValue> {
         if let Cell::Json(v) = self { v } else { None }
     }
 }
@@ -425,7 +449,7 @@ fn cells<'a>(
         Cell::Uuid(e.parent_span_id),
         Cell::Text(e.status.map(|s| s.as_str())),
         Cell::Int(e.duration_ms),
-        Cell::Json(e.error.as_ref().filter(|v| !v.is_null())),
+        Cell::Json(e.error.as_deref()),
         Cell::Uuid(e.workspace_id),
         Cell::Uuid(e.workflow_id),
         Cell::Uuid(e.task_id),
@@ -446,11 +470,13 @@ fn cells<'a>(
 }
 
 impl ControlPlane {
-    /// `POST /logs/ingest`: 1 to 1,000 entries, all or nothing.
-    pub async fn ingest_logs(
+    /// `POST /logs/ingest`: 1 to 1,000 entries, all or nothing. The entries'
+    /// `payload` and `error` may be [`Value`]s or the JSON text they arrived
+    /// in ([`NewLogEntry`]).
+    pub async fn ingest_logs<J: LogJson>(
         &self,
         caller: &Caller,
-        entries: Vec<NewLogEntry>,
+        entries: Vec<NewLogEntry<J>>,
     ) -> Result<Ingested> {
         if entries.is_empty() || entries.len() > MAX_INGEST_ENTRIES {
             return Err(Error::invalid_field(

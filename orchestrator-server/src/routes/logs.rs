@@ -15,6 +15,7 @@ use orchestrator_core::logs::{Direction, LogKey, ResolvedFilter, StreamStart};
 use orchestrator_core::store::Topic;
 use orchestrator_core::{Caller, ControlPlane, Error};
 use serde_json::json;
+use serde_json::value::RawValue;
 use std::sync::Arc;
 
 /// Body limit of `POST /logs/ingest` (1,000 entries with room for payloads).
@@ -22,8 +23,11 @@ pub(crate) const INGEST_BODY_LIMIT: usize = 16 * 1024 * 1024;
 /// Rows read per query by an export.
 const EXPORT_PAGE: u32 = 1000;
 
+/// The entries' `payload` and `error` stay the JSON text they arrived in:
+/// parsing them into trees only to write them out again was most of the
+/// server's work for a batch (BENCHMARKS.md, item 11).
 pub(crate) async fn ingest(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
-    let body: IngestLogs = req.json()?;
+    let body: IngestLogs<Box<RawValue>> = req.json()?;
     let ingested = app.core.ingest_logs(req.caller()?, body.entries).await?;
     Ok(req.created(&ingested))
 }
