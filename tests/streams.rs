@@ -355,3 +355,82 @@ async fn a_client_that_stops_reading_is_told_so_and_disconnected_without_slowing
     );
     assert!(text.matches("event: log").count() < 400, "it was cut off");
 }
+
+/// Log ingest has writers of its own on PostgreSQL (store `begin_append`):
+/// its batches commit side by side, out of id order, beside the task
+/// writes. 16 clients ingest 10 batches of 20 rows each while 40 tasks are
+/// created; every request succeeds, and a log stream opened before delivers
+/// every ingested row exactly once (its cursor must not step past a row
+/// whose batch commits late).
+#[tokio::test]
+async fn ingest_batches_committing_side_by_side_reach_a_stream_exactly_once() {
+    const CLIENTS: usize = 16;
+    const BATCHES: usize = 10;
+    const ROWS: usize = 20;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let filter = LogFilter {
+        category: Some(LogCategory::Tool),
+        ..Default::default()
+    };
+    let mut stream = admin.logs().stream(&filter, StreamFrom::Now);
+    let nothing_yet = tokio::time::timeout(Duration::from_millis(300), stream.next()).await;
+    assert!(nothing_yet.is_err(), "no row before the writes");
+
+    // Read while the rows are written: a stream that falls behind by more
+    // than it buffers is disconnected (the test below).
+    let expected = CLIENTS * BATCHES * ROWS;
+    let reader = tokio::spawn(async move {
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..expected {
+            let row = next_row(&mut stream).await;
+            assert!(
+                seen.insert(row.operation.clone()),
+                "{} twice",
+                row.operation
+            );
+        }
+        (seen, stream)
+    });
+    let mut storm = Vec::new();
+    for c in 0..CLIENTS {
+        let client = admin.clone();
+        storm.push(tokio::spawn(async move {
+            for b in 0..BATCHES {
+                let entries: Vec<NewLogEntry> = (0..ROWS)
+                    .map(|r| entry(&format!("c{c}.b{b}.r{r}")))
+                    .collect();
+                let ingested = client.logs().ingest(entries).await.expect("ingest");
+                assert_eq!(ingested.inserted, ROWS as u64);
+            }
+        }));
+    }
+    for t in 0..40 {
+        let client = admin.clone();
+        storm.push(tokio::spawn(async move {
+            client
+                .tasks()
+                .create(&orchestrator_client::api::CreateTask {
+                    title: format!("t{t}"),
+                    task_type: "code".into(),
+                    ..Default::default()
+                })
+                .await
+                .expect("a task write beside the ingest");
+        }));
+    }
+    for handle in storm {
+        handle.await.unwrap();
+    }
+
+    let (seen, mut stream) = reader.await.unwrap();
+    for c in 0..CLIENTS {
+        for b in 0..BATCHES {
+            for r in 0..ROWS {
+                assert!(seen.contains(&format!("c{c}.b{b}.r{r}")), "c{c}.b{b}.r{r}");
+            }
+        }
+    }
+    let more = tokio::time::timeout(Duration::from_millis(500), next_row(&mut stream)).await;
+    assert!(more.is_err(), "no row after the last: {:?}", more.ok());
+}

@@ -496,7 +496,7 @@ impl ControlPlane {
                 issues: Some(issues),
             });
         }
-        let mut tx = self.store().begin().await?;
+        let mut tx = self.store().begin_append().await?;
         let inserted = insert_rows(&mut tx, Some(caller), caller.tenant_id, &prepared).await?;
         tx.mark_logs_written();
         tx.commit().await?;
