@@ -14,8 +14,10 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use sqlx::types::Json;
 use std::any::Any;
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// Longest free-text linkage, actor or resource field.
@@ -300,14 +302,22 @@ pub(crate) async fn insert_rows(
             }
             sql.push(')');
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).bind(now);
+            // sqlx copies a bound `&str` into a new `Arc<String>` (two
+            // allocations, freed on SQLite's worker thread), while an
+            // `Arc<str>` is bound as it is. A batch's rows repeat a few
+            // texts (the enum values, operation names, the caller's actor),
+            // so each distinct one is copied once per statement.
+            let mut shared: HashMap<&str, Arc<str>> = HashMap::new();
             for row in &cells {
                 for &c in &columns {
                     query = match row[c] {
                         Cell::Uuid(v) => query.bind(v),
-                        Cell::Text(v) => query.bind(v),
+                        Cell::Text(v) => query.bind(v.map(|text| {
+                            shared.entry(text).or_insert_with(|| Arc::from(text)).clone()
+                        })),
                         Cell::Int(v) => query.bind(v),
                         Cell::Bool(v) => query.bind(v),
-                        Cell::Json(v) => query.bind(v.map(RawValue::get)),
+                        Cell::Json(v) => query.bind(v.map(|raw| Arc::<str>::from(raw.get()))),
                     };
                 }
             }
