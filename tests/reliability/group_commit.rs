@@ -35,6 +35,31 @@ async fn pending_tasks(admin: &Client, n: usize) -> Vec<Uuid> {
     ids
 }
 
+/// Claims the next pending task for `agent` and starts it; its id.
+async fn claim_and_start(admin: &Client, agent: Uuid) -> Uuid {
+    let claimed = admin
+        .tasks()
+        .claim(&ClaimTask {
+            agent_id: agent,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .expect("a pending task to claim");
+    admin
+        .tasks()
+        .start(
+            claimed.id,
+            &StartTask {
+                agent_id: Some(agent),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    claimed.id
+}
+
 /// Asserts that a request was refused with 409.
 fn refused_409<T: std::fmt::Debug>(answer: orchestrator_client::Result<T>, what: &str) {
     let refused = answer.expect_err(what);
@@ -118,35 +143,16 @@ async fn a_request_that_fails_in_a_batch_rolls_back_alone() {
         .unwrap();
     let mut finished = HashSet::new();
     for _ in 0..2 * N {
-        let claimed = admin
-            .tasks()
-            .claim(&ClaimTask {
-                agent_id: agent.id,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .expect("a pending task to claim");
-        admin
-            .tasks()
-            .start(
-                claimed.id,
-                &StartTask {
-                    agent_id: Some(agent.id),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let claimed = claim_and_start(&admin, agent.id).await;
         let request_id = pending
             .iter()
-            .position(|&p| p == claimed.id)
+            .position(|&p| p == claimed)
             .map(|i| format!("done-{i}"))
             .unwrap_or_else(|| Uuid::new_v4().to_string());
         let done = admin
             .tasks()
             .complete(
-                claimed.id,
+                claimed,
                 &CompleteTask {
                     request_id: Some(request_id),
                     agent_id: Some(agent.id),
@@ -278,5 +284,123 @@ async fn sqlite_writes_reach_the_database_file_while_the_server_runs() {
             "the database file stayed at {now} bytes (was {before}): the WAL was not checkpointed"
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// One thread of this process, from `/proc/self/task`.
+struct ProcThread {
+    name: String,
+    /// `Cpus_allowed_list` as the kernel prints it (`1`, `0-3`).
+    cpus: String,
+    /// CPU time so far, in clock ticks (user + system).
+    ticks: u64,
+}
+
+fn threads() -> Vec<ProcThread> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
+        let dir = entry.unwrap().path();
+        let (Ok(name), Ok(status), Ok(stat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("status")),
+            std::fs::read_to_string(dir.join("stat")),
+        ) else {
+            continue; // the thread ended meanwhile
+        };
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        // Fields 14 and 15 (utime, stime) after the parenthesised name.
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let fields: Vec<&str> = after_name.split(' ').collect();
+        let ticks = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        found.push(ProcThread {
+            name: name.trim().to_owned(),
+            cpus,
+            ticks,
+        });
+    }
+    found
+}
+
+/// SQLite's hot writes (task create, claim, start, complete) run on the
+/// store's writer thread, kept on one CPU with the writer connection's own
+/// worker thread (`store::writer_thread`): the thread does the work of those
+/// requests (its CPU time grows with them), and on a host with several
+/// CPUs it shares its single CPU with one of sqlx's connection threads.
+/// PostgreSQL has no such thread.
+#[tokio::test]
+async fn sqlite_hot_writes_run_on_the_writer_thread_beside_its_connection() {
+    const TASKS: usize = 150;
+    const WRITER: &str = "orch-sqlite-wri"; // the kernel keeps 15 bytes
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let writer_ticks = || {
+        threads()
+            .into_iter()
+            .filter(|t| t.name == WRITER)
+            .map(|t| t.ticks)
+            .sum::<u64>()
+    };
+    let before = writer_ticks();
+    let agent = admin
+        .agents()
+        .register(&RegisterAgent {
+            name: "writer-thread".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    for i in 0..TASKS {
+        admin.tasks().create(&task(format!("w{i}"))).await.unwrap();
+        let claimed = claim_and_start(&admin, agent.id).await;
+        admin
+            .tasks()
+            .complete(
+                claimed,
+                &CompleteTask {
+                    agent_id: Some(agent.id),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+    let all = threads();
+    let writer: Vec<&ProcThread> = all.iter().filter(|t| t.name == WRITER).collect();
+    if orchestrator_tests::backend() != "sqlite" {
+        assert!(writer.is_empty(), "PostgreSQL has no SQLite writer thread");
+        return;
+    }
+    assert_eq!(writer.len(), 1, "one writer thread for the one store");
+    let spent = writer_ticks() - before;
+    assert!(
+        spent > 0,
+        "the writer thread did none of the work of {} requests",
+        TASKS * 4
+    );
+    let process_cpus = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Cpus_allowed_list:")
+                .map(|v| v.trim().to_owned())
+        })
+        .unwrap();
+    let single = |cpus: &str| !cpus.contains(['-', ',']);
+    if !single(&process_cpus) {
+        let cpu = &writer[0].cpus;
+        assert!(
+            single(cpu),
+            "the writer thread is kept on one CPU, not {cpu}"
+        );
+        assert!(
+            all.iter()
+                .any(|t| t.name.starts_with("sqlx-sqlite") && &t.cpus == cpu),
+            "no sqlx connection thread shares the writer's CPU {cpu}"
+        );
     }
 }

@@ -370,6 +370,13 @@ async fn claim_in(
 impl ControlPlane {
     /// `POST /tasks/claim`: the claimed task, or `None` (204).
     pub async fn claim_task(&self, caller: &Caller, request: ClaimTask) -> Result<Option<Task>> {
+        let (this, caller) = (self.clone(), caller.clone());
+        self.store()
+            .on_writer(async move { this.claim_task_here(&caller, request).await })
+            .await
+    }
+
+    async fn claim_task_here(&self, caller: &Caller, request: ClaimTask) -> Result<Option<Task>> {
         let agent = self
             .acting_agent(caller, request.agent_id, request.worker_id)
             .await?;

@@ -60,6 +60,13 @@ pub(crate) async fn fail_in(
 impl ControlPlane {
     /// `POST /tasks/:id/start`: claimed → in_progress by the assignee; a repeat is a no-op.
     pub async fn start_task(&self, caller: &Caller, id: Uuid, request: StartTask) -> Result<Task> {
+        let (this, caller) = (self.clone(), caller.clone());
+        self.store()
+            .on_writer(async move { this.start_task_here(&caller, id, request).await })
+            .await
+    }
+
+    async fn start_task_here(&self, caller: &Caller, id: Uuid, request: StartTask) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
         // The fast path is one statement: no savepoint until it misses.
         let mut tx = self.store().begin_unguarded().await?;
@@ -119,6 +126,18 @@ impl ControlPlane {
     /// `output_pending_assessment`. Replays with the same `request_id`
     /// return the same task.
     pub async fn complete_task(
+        &self,
+        caller: &Caller,
+        id: Uuid,
+        request: CompleteTask,
+    ) -> Result<Task> {
+        let (this, caller) = (self.clone(), caller.clone());
+        self.store()
+            .on_writer(async move { this.complete_task_here(&caller, id, request).await })
+            .await
+    }
+
+    async fn complete_task_here(
         &self,
         caller: &Caller,
         id: Uuid,

@@ -506,10 +506,19 @@ impl ControlPlane {
                 issues: Some(issues),
             });
         }
-        let mut tx = self.store().begin_append().await?;
-        let inserted = insert_rows(&mut tx, Some(caller), caller.tenant_id, &prepared).await?;
-        tx.mark_logs_written();
-        tx.commit().await?;
-        Ok(Ingested { inserted })
+        // The batch's statement is built and bound where it runs
+        // (store::writer_thread).
+        let this = self.clone();
+        let caller = caller.clone();
+        self.store()
+            .on_writer(async move {
+                let mut tx = this.store().begin_append().await?;
+                let inserted =
+                    insert_rows(&mut tx, Some(&caller), caller.tenant_id, &prepared).await?;
+                tx.mark_logs_written();
+                tx.commit().await?;
+                Ok(Ingested { inserted })
+            })
+            .await
     }
 }

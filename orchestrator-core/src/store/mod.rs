@@ -22,10 +22,12 @@
 mod checkpoint;
 mod group_commit;
 mod notify;
+mod writer_thread;
 pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
 pub(crate) use notify::PgNotifier;
 use notify::{spawn_listener, spawn_notifier};
+use writer_thread::WriterThread;
 
 use crate::api::Event;
 use crate::error::{Error, Result};
@@ -136,6 +138,9 @@ enum Backend {
         writers: Writers,
         /// Checkpoints the WAL off the write path ([`checkpoint`]).
         checkpointer: tokio::task::AbortHandle,
+        /// Where the hot writes run, beside the writer connection's own
+        /// thread ([`writer_thread`]).
+        writer_thread: WriterThread,
     },
     Postgres {
         pool: PgPool,
@@ -252,8 +257,14 @@ impl Store {
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
             let writer_options = connect.clone().pragma("wal_autocheckpoint", "0");
-            let mut writer: SqliteConnection =
-                writer_options.connect().await.map_err(unavailable)?;
+            // Opened from the writer thread, where sqlx starts the
+            // connection's own worker thread ([`writer_thread`]).
+            let writer_thread = WriterThread::start()?;
+            let opening = writer_options.clone();
+            let mut writer: SqliteConnection = writer_thread
+                .setup(async move { opening.connect().await })
+                .await?
+                .map_err(unavailable)?;
             SQLITE_MIGRATIONS
                 .run(&mut writer)
                 .await
@@ -281,6 +292,7 @@ impl Store {
                 read,
                 writers: Writers::new(vec![writer]),
                 checkpointer,
+                writer_thread,
             }
         } else {
             return Err(Error::validation(
@@ -341,6 +353,22 @@ impl Store {
             deferred: Vec::new(),
             logs_written: false,
         })
+    }
+
+    /// Runs a hot write (task create, claim, start, complete; a log ingest
+    /// batch) where its statements are cheapest: on SQLite on the writer
+    /// thread ([`writer_thread`]), on PostgreSQL right here. `work` runs to
+    /// its end even if the caller stops waiting, as a write that reached the
+    /// database before its client went away does.
+    pub(crate) async fn on_writer<T, F>(&self, work: F) -> Result<T>
+    where
+        F: std::future::Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+    {
+        match &*self.backend {
+            Backend::Sqlite { writer_thread, .. } => writer_thread.run(work).await,
+            Backend::Postgres { .. } => work.await,
+        }
     }
 
     /// A connection for reads (outside any transaction).
@@ -426,6 +454,7 @@ impl Store {
                 read,
                 writers,
                 checkpointer,
+                ..
             } => {
                 writers.flush().await;
                 checkpointer.abort();

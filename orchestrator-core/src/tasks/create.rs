@@ -221,6 +221,13 @@ pub(crate) async fn insert(
 impl ControlPlane {
     /// `POST /tasks`: a pending task.
     pub async fn create_task(&self, caller: &Caller, request: CreateTask) -> Result<Task> {
+        let (this, caller) = (self.clone(), caller.clone());
+        self.store()
+            .on_writer(async move { this.create_task_here(&caller, request).await })
+            .await
+    }
+
+    async fn create_task_here(&self, caller: &Caller, request: CreateTask) -> Result<Task> {
         validate_create(&request)?;
         // A task that names nothing to look up is one INSERT: no savepoint
         // (store::begin_unguarded). A lookup can fail with a 400, so a
