@@ -10,7 +10,7 @@
 //! waking an idle virtual CPU costs tens of microseconds. Measured on the
 //! 2-core host (BENCHMARKS.md, item 12): the same server ran the SQLite
 //! lifecycle 1.5x faster pinned to one core with `taskset` than free on
-//! two, while about 40% of the machine sat idle.
+//! two, while about a third of the machine sat idle.
 //!
 //! How: the requests that are one write statement in the common case (task
 //! create, claim, start and complete) and log ingest's batches run on a
