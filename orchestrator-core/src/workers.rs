@@ -308,6 +308,18 @@ impl ControlPlane {
         id: Uuid,
         request: WorkerNext,
     ) -> Result<Option<Task>> {
+        let (this, caller) = (self.clone(), caller.clone());
+        self.store()
+            .on_writer(async move { this.worker_next_here(&caller, id, request).await })
+            .await
+    }
+
+    async fn worker_next_here(
+        &self,
+        caller: &Caller,
+        id: Uuid,
+        request: WorkerNext,
+    ) -> Result<Option<Task>> {
         check_worker_access(caller, id)?;
         let mut conn = self.store().read().await?;
         find(&mut conn, caller.tenant_id, id)

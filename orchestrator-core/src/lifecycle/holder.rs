@@ -265,6 +265,13 @@ impl ControlPlane {
     /// `POST /tasks/:id/fail`: by the assignee (or an admin). Goes back to
     /// pending with `retry_count + 1` when `auto_retry` and retries are left.
     pub async fn fail_task(&self, caller: &Caller, id: Uuid, request: FailTask) -> Result<Task> {
+        let (this, caller) = (self.clone(), caller.clone());
+        self.store()
+            .on_writer(async move { this.fail_task_here(&caller, id, request).await })
+            .await
+    }
+
+    async fn fail_task_here(&self, caller: &Caller, id: Uuid, request: FailTask) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
         let mut write = begin_write!(self, caller, "tasks.fail", request, Storage::Plain);
         let tx = &mut write.tx;

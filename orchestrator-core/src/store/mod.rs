@@ -355,8 +355,8 @@ impl Store {
         })
     }
 
-    /// Runs a hot write (task create, claim, start, complete; a log ingest
-    /// batch) where its statements are cheapest: on SQLite on the writer
+    /// Runs a hot write (task create, claim, start, complete, fail; a log
+    /// ingest batch) where its statements are cheapest: on SQLite on the writer
     /// thread ([`writer_thread`]), on PostgreSQL right here. `work` runs to
     /// its end even if the caller stops waiting, as a write that reached the
     /// database before its client went away does.

@@ -12,10 +12,10 @@
 //! lifecycle 1.5x faster pinned to one core with `taskset` than free on
 //! two, while about a third of the machine sat idle.
 //!
-//! How: the requests that are one write statement in the common case (task
-//! create, claim, start and complete) and log ingest's batches run on a
-//! single-threaded runtime on this thread ([`super::Store::on_writer`]),
-//! and the writer connection is opened from it, so sqlx's worker thread for
+//! How: the task transitions agents make all day (create; claim, also
+//! through `/workers/:id/next`; start, complete and fail) and log ingest's
+//! batches run on a single-threaded runtime on this thread
+//! ([`super::Store::on_writer`]), and the writer connection is opened from it, so sqlx's worker thread for
 //! the connection starts here and inherits its CPU: both are kept on the
 //! last CPU the process may use. The serial chain (a statement, its answer,
 //! the next request's statement, the batch's commit) then passes between two
