@@ -173,6 +173,24 @@ impl TestServer {
         format!("{}{}", self.url, path)
     }
 
+    /// One series of `GET /metrics` (read with the admin key), e.g.
+    /// `orch_db_write_batches_total`; `None` when the server has no such
+    /// series.
+    pub async fn metric(&self, series: &str) -> Option<f64> {
+        let text = self
+            .http()
+            .get(self.at("/metrics"))
+            .bearer_auth(&self.admin_key)
+            .send()
+            .await
+            .expect("GET /metrics")
+            .text()
+            .await
+            .expect("the metrics text");
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+
     /// Stops the server (graceful shutdown), keeping the database.
     pub async fn stop(&mut self) {
         if let Some(handle) = self.handle.take() {

@@ -223,6 +223,15 @@ impl Key {
 }
 
 impl IdempotentWrite {
+    /// A write without a `request_id` in a transaction begun elsewhere.
+    pub(crate) fn plain(control_plane: &ControlPlane, tx: Tx) -> Self {
+        Self {
+            tx,
+            key: None,
+            control_plane: control_plane.clone(),
+        }
+    }
+
     /// Records `result` under the request's key (when it has one) and commits.
     /// A concurrent request with the same key is waiting on this
     /// transaction's claim of the key, and replays `result` once it commits.

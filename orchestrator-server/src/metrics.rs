@@ -218,12 +218,30 @@ impl Metrics {
         )
         .expect("valid metric");
         write_requests.inc_by(batches.requests);
-        database
-            .register(Box::new(write_batches))
-            .expect("metric names are unique");
-        database
-            .register(Box::new(write_requests))
-            .expect("metric names are unique");
+        let combined_statements = IntCounter::new(
+            "orch_db_combined_statements_total",
+            "Combined statements run (PostgreSQL): one statement for all the \
+             task starts, or completions, waiting for the writer",
+        )
+        .expect("valid metric");
+        combined_statements.inc_by(batches.combined_statements);
+        let combined_requests = IntCounter::new(
+            "orch_db_combined_requests_total",
+            "Requests served by those statements (divided by \
+             orch_db_combined_statements_total: requests per statement)",
+        )
+        .expect("valid metric");
+        combined_requests.inc_by(batches.combined_requests);
+        for counter in [
+            write_batches,
+            write_requests,
+            combined_statements,
+            combined_requests,
+        ] {
+            database
+                .register(Box::new(counter))
+                .expect("metric names are unique");
+        }
         for collector in [tasks, queue, pool] {
             database
                 .register(Box::new(collector))

@@ -3,6 +3,7 @@
 //! a real server on SQLite and on PostgreSQL.
 
 mod claims;
+mod combined;
 mod fixtures;
 mod group_commit;
 mod hostile;

@@ -4,16 +4,20 @@
 //! platform log row, and the workflow's consequences
 //! ([`crate::workflows::after_task_change`]).
 
-use crate::api::{CompleteTask, FailTask, Scope, StartTask, Task, TaskError, TaskState, Timestamp};
+use crate::api::{
+    CompleteTask, FailTask, Scope, StartTask, Task, TaskArtifact, TaskError, TaskState, Timestamp,
+};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
-use crate::idempotency::{Storage, begin_write};
-use crate::store::{Tx, on_db};
+use crate::idempotency::{IdempotentWrite, Storage, begin_write};
+use crate::lifecycle::fast_path::{Completion, Completions, Start, Starts};
+use crate::store::{Combine, Combined, Post, Tx};
 use crate::tasks::acting::Acting;
 use crate::tasks::artifacts::store_artifact;
-use crate::tasks::rows::{TaskRow, find_for_update, record_change, save, task_columns};
+use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 use sqlx::types::Json;
 use uuid::Uuid;
@@ -68,38 +72,32 @@ impl ControlPlane {
 
     async fn start_task_here(&self, caller: &Caller, id: Uuid, request: StartTask) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
-        // The fast path is one statement: no savepoint until it misses.
-        let mut tx = self.store().begin_unguarded().await?;
-        // Fast path, one statement: the assignee starts a claimed task.
-        let (from, to) = (
-            TaskState::Claimed,
-            transition(TaskOp::Start, TaskState::Claimed)?,
-        );
-        let now = Timestamp::now().as_datetime();
-        let started: Option<TaskRow> = on_db!(&mut tx, c => sqlx::query_as(concat!(
-            "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2 \
-             WHERE id = $3 AND tenant_id = $4 AND state = $5 \
-             AND (assigned_agent_id = $6 OR assigned_worker_id = $7) RETURNING ",
-            task_columns!()
-        ))
-        .bind(to.as_str())
-        .bind(now)
-        .bind(id)
-        .bind(caller.tenant_id)
-        .bind(from.as_str())
-        .bind(acting.agent_id)
-        .bind(acting.worker_id)
-        .fetch_optional(c)
-        .await)?;
-        if let Some(row) = started {
-            record_change(&mut tx, caller, &row, TaskOp::Start, (from, to), "started").await?;
-            tx.commit().await?;
-            return row.to_api();
-        }
+        // Fast path, one statement shared with the other starts waiting for
+        // the writer (store::combine): the assignee starts a claimed task.
+        let start = Start {
+            id,
+            tenant_id: caller.tenant_id,
+            acting,
+        };
+        let post: Post<TaskRow, Task> = {
+            let caller = caller.clone();
+            Box::new(
+                move |tx: &mut Tx, row: TaskRow| -> BoxFuture<'_, Result<Task>> {
+                    Box::pin(async move {
+                        let moved = (TaskState::Claimed, TaskState::InProgress);
+                        record_change(tx, &caller, &row, TaskOp::Start, moved, "started").await?;
+                        row.to_api()
+                    })
+                },
+            )
+        };
+        let mut tx = match self.store().combined::<Starts>(start, post).await? {
+            Combined::Done(task) => return Ok(task),
+            Combined::Missed(tx) => tx,
+        };
         // Anything else (a repeat, a wrong state, not the assignee, no such
-        // task): read the row and let the rules below answer. The statement
-        // above changed nothing, so the savepoint opened now covers it all.
-        tx.guard().await?;
+        // task): read the row and let the rules below answer, under a
+        // savepoint (the statement above changed nothing).
         let mut row = find_for_update(&mut tx, caller.tenant_id, id).await?;
         let from = row.state()?;
         let to = transition(TaskOp::Start, from)?;
@@ -144,13 +142,6 @@ impl ControlPlane {
         request: CompleteTask,
     ) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
-        // Without artifacts the fast path is one statement: no savepoint
-        // until it misses (store::begin_unguarded).
-        let guarded = request.artifacts.as_ref().is_some_and(|a| !a.is_empty());
-        let mut write = begin_write!(
-            self, caller, "tasks.complete", request, Storage::Plain, guarded: guarded
-        );
-        let tx = &mut write.tx;
         let passed = request
             .verification
             .as_ref()
@@ -160,37 +151,59 @@ impl ControlPlane {
         // Fast path, one statement: the assignee completes a task in progress.
         let from = TaskState::InProgress;
         let to = transition(TaskOp::Complete { passed }, from)?;
-        let now = Timestamp::now().as_datetime();
-        let completed: Option<TaskRow> = on_db!(tx, c => sqlx::query_as(concat!(
-            "UPDATE tasks SET state = $1, output = $2, metrics = $3, git_info = $4, \
-             verification = $5, error = NULL, completed_at = COALESCE($6, completed_at), \
-             updated_at = $7 WHERE id = $8 AND tenant_id = $9 AND state = $10 \
-             AND (assigned_agent_id = $11 OR assigned_worker_id = $12) RETURNING ",
-            task_columns!()
-        ))
-        .bind(to.as_str())
-        .bind(Json(request.output.clone().unwrap_or(Value::Null)))
-        .bind(request.metrics.clone().map(Json))
-        .bind(request.git_info.clone().map(Json))
-        .bind(request.verification.clone().map(Json))
-        .bind((to == TaskState::Completed).then_some(now))
-        .bind(now)
-        .bind(id)
-        .bind(caller.tenant_id)
-        .bind(from.as_str())
-        .bind(acting.agent_id)
-        .bind(acting.worker_id)
-        .fetch_optional(c)
-        .await)?;
-        if let Some(row) = completed {
-            return self
-                .completed(write, caller, row, request, passed, (from, to))
-                .await;
-        }
+        let completion = Completion {
+            id,
+            tenant_id: caller.tenant_id,
+            acting,
+            to,
+            output: request.output.clone().unwrap_or(Value::Null),
+            metrics: request.metrics.clone(),
+            git_info: request.git_info.clone(),
+            verification: request.verification.clone(),
+        };
+        let no_artifacts = request.artifacts.as_ref().is_none_or(Vec::is_empty);
+        let mut write = if no_artifacts && request.request_id.is_none() {
+            // Nothing to record under a key and no artifacts: the statement
+            // is shared with the other completions waiting for the writer
+            // (store::combine).
+            let post: Post<TaskRow, Task> = {
+                let (this, caller) = (self.clone(), caller.clone());
+                Box::new(
+                    move |tx: &mut Tx, row: TaskRow| -> BoxFuture<'_, Result<Task>> {
+                        Box::pin(async move {
+                            this.completed(tx, &caller, &row, None, passed, (from, to))
+                                .await
+                        })
+                    },
+                )
+            };
+            match self
+                .store()
+                .combined::<Completions>(completion, post)
+                .await?
+            {
+                Combined::Done(task) => return Ok(task),
+                Combined::Missed(tx) => IdempotentWrite::plain(self, tx),
+            }
+        } else {
+            let mut write = begin_write!(self, caller, "tasks.complete", request, Storage::Plain);
+            let tx = &mut write.tx;
+            let row = Completions::run(tx, std::slice::from_ref(&completion))
+                .await?
+                .pop();
+            if let Some(row) = row {
+                let artifacts = request.artifacts.as_deref();
+                let task = self
+                    .completed(tx, caller, &row, artifacts, passed, (from, to))
+                    .await?;
+                return write.finish(task).await;
+            }
+            write
+        };
         // Anything else (from claimed, a wrong state, not the assignee, no
         // such task): read the row and let the rules below answer, under a
         // savepoint (the statement above changed nothing).
-        tx.guard().await?;
+        let tx = &mut write.tx;
         let mut row = find_for_update(tx, caller.tenant_id, id).await?;
         let from = row.state()?;
         let to = transition(TaskOp::Complete { passed }, from)?;
@@ -229,37 +242,38 @@ impl ControlPlane {
         } else {
             from
         };
-        self.completed(write, caller, row, request, passed, (via, to))
-            .await
+        let artifacts = request.artifacts.as_deref();
+        let task = self
+            .completed(tx, caller, &row, artifacts, passed, (via, to))
+            .await?;
+        write.finish(task).await
     }
 
     /// The rest of a completion once `row` is written: its event and log,
-    /// the artifacts, the workflow's consequences, the commit.
+    /// the artifacts, the workflow's consequences; the task to answer.
     async fn completed(
         &self,
-        mut write: crate::idempotency::IdempotentWrite,
+        tx: &mut Tx,
         caller: &Caller,
-        row: TaskRow,
-        request: CompleteTask,
+        row: &TaskRow,
+        artifacts: Option<&[TaskArtifact]>,
         passed: bool,
         (via, to): (TaskState, TaskState),
     ) -> Result<Task> {
-        let tx = &mut write.tx;
         record_change(
             tx,
             caller,
-            &row,
+            row,
             TaskOp::Complete { passed },
             (via, to),
             "completed",
         )
         .await?;
-        for artifact in request.artifacts.iter().flatten() {
-            store_artifact(tx, caller, &row, artifact).await?;
+        for artifact in artifacts.into_iter().flatten() {
+            store_artifact(tx, caller, row, artifact).await?;
         }
-        crate::workflows::after_task_change(tx, caller, &row, via, to).await?;
-        let task = row.to_api()?;
-        write.finish(task).await
+        crate::workflows::after_task_change(tx, caller, row, via, to).await?;
+        row.to_api()
     }
 
     /// `POST /tasks/:id/fail`: by the assignee (or an admin). Goes back to

@@ -16,6 +16,7 @@
 //! Dependencies run one way: `lifecycle` → `workflows` → `tasks`.
 
 pub(crate) mod claim;
+mod fast_path;
 pub(crate) mod holder;
 mod operator;
 pub mod task_token;

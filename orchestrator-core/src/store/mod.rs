@@ -20,9 +20,11 @@
 //! after the batch that holds it commits.
 
 mod checkpoint;
+mod combine;
 mod group_commit;
 mod notify;
 mod writer_thread;
+pub(crate) use combine::{Combine, Combined, Post};
 pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
 pub(crate) use notify::PgNotifier;
@@ -161,6 +163,8 @@ pub struct Store {
     backend: Arc<Backend>,
     bus: broadcast::Sender<Arc<Event>>,
     wake: broadcast::Sender<Topic>,
+    /// The queues of combined statements, one per kind ([`combine`]).
+    combiners: Arc<combine::Combiners>,
 }
 
 impl std::fmt::Debug for Store {
@@ -303,6 +307,7 @@ impl Store {
             backend: Arc::new(backend),
             bus,
             wake,
+            combiners: Arc::default(),
         })
     }
 
@@ -352,6 +357,7 @@ impl Store {
             pending: Vec::new(),
             deferred: Vec::new(),
             logs_written: false,
+            members: 1,
         })
     }
 
@@ -425,7 +431,13 @@ impl Store {
             batches += b;
             requests += r;
         }
-        WriteBatches { batches, requests }
+        let (combined_statements, combined_requests) = self.combiners.done();
+        WriteBatches {
+            batches,
+            requests,
+            combined_statements,
+            combined_requests,
+        }
     }
 
     /// Checks that the database answers.
@@ -522,6 +534,9 @@ pub struct Tx {
     pending: Vec<Event>,
     deferred: Vec<Deferred>,
     logs_written: bool,
+    /// Requests this transaction carries (more than one for a combined
+    /// statement, [`combine`]): what its batch counts at the commit.
+    members: usize,
 }
 
 impl Tx {
@@ -571,7 +586,7 @@ impl Tx {
     /// wakes every replica's listener.
     pub async fn commit(self) -> Result<()> {
         self.turn
-            .commit(self.pending, self.deferred, self.logs_written)
+            .commit(self.pending, self.deferred, self.logs_written, self.members)
             .await
     }
 }
@@ -602,6 +617,12 @@ pub struct WriteBatches {
     pub batches: u64,
     /// Write requests those commits carried.
     pub requests: u64,
+    /// Combined statements run (PostgreSQL, [`combine`]): one statement for
+    /// the starts, or the completions, that were waiting for the writer.
+    pub combined_statements: u64,
+    /// Requests those statements served (divided by `combined_statements`:
+    /// the mean number of requests per statement).
+    pub combined_requests: u64,
 }
 
 /// A pooled connection for reads.

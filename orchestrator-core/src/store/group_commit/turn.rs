@@ -61,12 +61,15 @@ impl Turn {
     }
 
     /// Releases the savepoint, joins the batch with the request's events and
-    /// waits until the batch has committed.
+    /// waits until the batch has committed. `members`: how many requests
+    /// the turn carried (more than one for a combined statement, 0 for one
+    /// that served nobody in the end).
     pub(crate) async fn commit(
         mut self,
         events: Vec<Event>,
         deferred: Vec<Deferred>,
         logs_written: bool,
+        members: usize,
     ) -> Result<()> {
         let mut guard = self.guard.take().expect("a turn is committed once");
         let writer = self.writer.clone();
@@ -78,7 +81,7 @@ impl Turn {
             // resource, BENCHMARKS.md item 8).
             guard.in_request = false;
             guard.savepoint_ready = false;
-            let (id, done) = join(&mut guard, events, deferred, logs_written);
+            let (id, done) = join(&mut guard, events, deferred, logs_written, members);
             if writer.passes_on(&guard) {
                 drop(guard);
             } else {
@@ -120,7 +123,7 @@ impl Turn {
             }
             guard.in_request = false;
             guard.savepoint_ready = passes_on;
-            let joined = join(&mut guard, events, deferred, logs_written);
+            let joined = join(&mut guard, events, deferred, logs_written, members);
             writer.end_turn(&mut guard).await;
             Ok(joined)
         })
@@ -130,19 +133,20 @@ impl Turn {
     }
 }
 
-/// Counts a finished request into the open batch with what it leaves for
-/// the commit; returns the batch's id and its outcome to wait on.
+/// Counts a finished turn's requests into the open batch with what they
+/// leave for the commit; returns the batch's id and its outcome to wait on.
 fn join(
     slot: &mut Slot,
     events: Vec<Event>,
     deferred: Vec<Deferred>,
     logs_written: bool,
+    members: usize,
 ) -> (u64, watch::Receiver<Outcome>) {
     let batch = slot
         .batch
         .as_mut()
         .expect("a request's statements run in an open batch");
-    batch.members += 1;
+    batch.members += members;
     batch.events.extend(events);
     batch.deferred.extend(deferred);
     batch.logs_written |= logs_written;

@@ -25,6 +25,12 @@ impl Writers {
         self.list.len()
     }
 
+    /// Whether turns may run without a savepoint here: one writer that
+    /// allows them (`group_commit` module docs).
+    pub(crate) fn unguarded_turns(&self) -> bool {
+        matches!(&self.list[..], [only] if only.unguarded_turns)
+    }
+
     pub(crate) fn idle(&self) -> usize {
         self.list.iter().filter(|w| w.is_idle()).count()
     }
