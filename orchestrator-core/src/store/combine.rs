@@ -141,9 +141,8 @@ impl Store {
     /// Whether this store combines statements ([`combine`](self)): a
     /// PostgreSQL store with one writer, whose turns may run without a
     /// savepoint. SQLite does not: its statements are calls into the same
-    /// process, and combining them measured slower, not faster
-    /// (BENCHMARKS.md item 14: 0.86x, the list's JSON costing more than the
-    /// calls it saves).
+    /// process, and combining them through a JSON list measured no faster
+    /// (BENCHMARKS.md item 14: 0.86x and 0.96x of the single-row statements).
     pub(crate) fn combines(&self) -> bool {
         self.dialect() == super::Dialect::Postgres && self.writers().unguarded_turns()
     }
