@@ -5,9 +5,10 @@
 //! statement does not serve (a repeat, someone else's task) must get the
 //! answer it would get alone.
 
+use super::group_commit::pending_tasks;
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateTask, EventFilter, RegisterAgent, StartTask, TaskState,
+    ClaimTask, CompleteTask, EventFilter, RegisterAgent, StartTask, TaskState,
 };
 use orchestrator_tests::TestServer;
 use serde_json::{Value, json};
@@ -16,17 +17,7 @@ use uuid::Uuid;
 /// Agents, each holding one claimed task: `(agent, task)`.
 async fn holders(admin: &Client, n: usize) -> Vec<(Uuid, Uuid)> {
     let mut held = Vec::new();
-    for i in 0..n {
-        admin
-            .tasks()
-            .create(&CreateTask {
-                title: format!("combined {i}"),
-                task_type: "code".into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-    }
+    pending_tasks(admin, n).await;
     for i in 0..n {
         let agent = admin
             .agents()

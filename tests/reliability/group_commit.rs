@@ -20,7 +20,7 @@ fn task(title: String) -> CreateTask {
 }
 
 /// `n` pending tasks, created one after the other.
-async fn pending_tasks(admin: &Client, n: usize) -> Vec<Uuid> {
+pub(super) async fn pending_tasks(admin: &Client, n: usize) -> Vec<Uuid> {
     let mut ids = Vec::new();
     for i in 0..n {
         ids.push(
