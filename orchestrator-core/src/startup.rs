@@ -23,6 +23,7 @@ impl ControlPlane {
             max_connections: config.max_connections,
             writers: config.db_writers,
             group_commit: config.group_commit,
+            writer_session: crate::lifecycle::claim_sql::CLAIM_EACH_FUNCTION,
         })
         .await?;
         let secrets = Secrets::load(&store, config.secret_key.as_deref()).await?;

@@ -54,81 +54,23 @@
 //! claim names an environment) and handed to the one claim statement as a
 //! parameter, so the common claim is still one statement.
 
+use super::claim_each::{ClaimFor, ClaimRow, Claims, Outcome, claims_combine};
+use super::claim_sql::{CLAIM_POSTGRES, CLAIM_SQLITE};
 use crate::agents::{self, AgentRow};
 use crate::api::{ClaimTask, Task, TaskState, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
-use crate::store::{Store, Tx, is_unique_violation, on_db};
+use crate::store::{Access, Combined, Post, Store, Tx, is_unique_violation, on_db};
 use crate::tags::normalise_tags;
 use crate::tasks::acting::Acting;
 use crate::tasks::rows::{TaskRow, record_change, task_columns};
 use crate::tasks::state::TaskOp;
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use sqlx::types::Json;
 use std::sync::Arc;
 use uuid::Uuid;
-
-/// The candidate filter shared by both subqueries (`t` is the task).
-macro_rules! eligible {
-    (sqlite) => {
-        "t.state = 'pending' AND t.tenant_id = $1 AND ($5 IS NULL OR t.workflow_id = $5) \
-         AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = $2) \
-         AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = $3) \
-         AND (t.required_tags = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(t.required_tags) r \
-              WHERE r.value NOT IN (SELECT value FROM json_each($6)))) \
-         AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
-              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
-         AND (t.execution_environment_id IS NULL \
-              OR lower(hex(t.execution_environment_id)) IN (SELECT value FROM json_each($7))) \
-         AND ($8 IS NULL OR t.execution_environment_id = $8)"
-    };
-    (postgres) => {
-        "t.state = 'pending' AND t.tenant_id = $1 AND ($5::uuid IS NULL OR t.workflow_id = $5) \
-         AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = $2) \
-         AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = $3) \
-         AND t.required_tags <@ $6::jsonb \
-         AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
-              WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
-         AND (t.execution_environment_id IS NULL OR t.execution_environment_id = ANY($7::uuid[])) \
-         AND ($8::uuid IS NULL OR t.execution_environment_id = $8)"
-    };
-}
-
-macro_rules! claim_sql {
-    ($dialect:tt, $lock:literal) => {
-        concat!(
-            "UPDATE tasks SET state = 'claimed', assigned_agent_id = $2, assigned_worker_id = $3, \
-             claimed_at = $4, started_at = NULL, completed_at = NULL, updated_at = $4 \
-             WHERE id = COALESCE(\
-               (SELECT t.id FROM tasks t WHERE ",
-            eligible!($dialect),
-            " AND t.preferred_agent_id = $2 \
-                 ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
-            $lock,
-            "), \
-               (SELECT t.id FROM tasks t WHERE ",
-            eligible!($dialect),
-            " AND t.preferred_worker_id = $3 \
-                 ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
-            $lock,
-            "), \
-               (SELECT t.id FROM tasks t WHERE ",
-            eligible!($dialect),
-            " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL \
-                 ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
-            $lock,
-            ")) \
-             AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = $2 \
-                 AND h.state IN ('claimed', 'in_progress')) \
-             RETURNING ",
-            task_columns!()
-        )
-    };
-}
-
-const CLAIM_SQLITE: &str = claim_sql!(sqlite, "");
-const CLAIM_POSTGRES: &str = claim_sql!(postgres, " FOR UPDATE OF t SKIP LOCKED");
 
 /// The task `agent_id` holds (claimed or in progress), if any.
 pub(crate) async fn held_by(
@@ -180,7 +122,7 @@ pub(crate) fn claimer_tags(agent: &AgentRow, extra: Option<&Vec<String>>) -> Vec
 /// the one the claim asks for. Reads the tenant's environments only when
 /// there is something to resolve (module docs).
 async fn runnable_environments(
-    tx: &mut Tx,
+    access: &mut impl Access,
     tenant_id: Uuid,
     tags: &[String],
     environment: Option<Uuid>,
@@ -190,7 +132,7 @@ async fn runnable_environments(
     if declared.is_empty() {
         return Ok(runnable);
     }
-    let known: Vec<(Uuid, String)> = on_db!(tx, c => sqlx::query_as(
+    let known: Vec<(Uuid, String)> = on_db!(access, c => sqlx::query_as(
         "SELECT id, name FROM execution_environments WHERE tenant_id = $1",
     ).bind(tenant_id).fetch_all(c).await)?;
     for (id, name) in known {
@@ -268,12 +210,80 @@ pub(crate) async fn claim_filtered(
     workflow_id: Option<Uuid>,
     environment: Option<Uuid>,
 ) -> Result<Option<TaskRow>> {
+    if claims_combine(store) {
+        return claim_combined(store, caller, agent, tags, workflow_id, environment).await;
+    }
     // Nothing but the claim statement writes: no savepoint
     // (store::begin_unguarded).
     let (tx, row) =
         claim_open_filtered(store, caller, agent, tags, workflow_id, environment, false).await?;
     tx.commit().await?;
     Ok(row)
+}
+
+/// [`claim_filtered`] as part of a combined statement with the other claims
+/// waiting for the writer ([`super::claim_each`]). A claim the statement
+/// did not serve (a second claim for the same agent in one statement, or a
+/// statement that raced another replica) runs on its own, as ever.
+async fn claim_combined(
+    store: &Store,
+    caller: &Caller,
+    agent: &AgentRow,
+    tags: &[String],
+    workflow_id: Option<Uuid>,
+    environment: Option<Uuid>,
+) -> Result<Option<TaskRow>> {
+    // Resolved on a read connection, not in the writer's turn.
+    let runnable = if tags.iter().any(|t| t.starts_with("env:")) {
+        let mut conn = store.read().await?;
+        runnable_environments(&mut conn, agent.tenant_id, tags, environment).await?
+    } else {
+        environment.into_iter().collect()
+    };
+    let item = ClaimFor {
+        tenant_id: agent.tenant_id,
+        agent_id: agent.id,
+        worker_id: agent.worker_id,
+        workflow_id,
+        tags: tags.to_vec(),
+        runnable,
+        environment,
+    };
+    let post: Post<ClaimRow, Option<TaskRow>> = {
+        let caller = caller.clone();
+        Box::new(
+            move |tx: &mut Tx, claimed: ClaimRow| -> BoxFuture<'_, Result<Option<TaskRow>>> {
+                Box::pin(async move {
+                    match claimed.outcome {
+                        Outcome::Claimed(row) => {
+                            record_claim(tx, &caller, &row).await?;
+                            Ok(Some(row))
+                        }
+                        Outcome::Held(row) => Ok(Some(row)),
+                        Outcome::Nothing => Ok(None),
+                    }
+                })
+            },
+        )
+    };
+    let mut tx = match store.combined::<Claims>(item, post).await? {
+        Combined::Done(row) => return Ok(row),
+        Combined::Missed(tx) => tx,
+    };
+    match claim_in(&mut tx, caller, agent, tags, workflow_id, environment).await? {
+        Attempt::Done(row) => {
+            tx.commit().await?;
+            Ok(row.map(|row| *row))
+        }
+        Attempt::Raced => {
+            drop(tx);
+            let (tx, row) =
+                claim_open_filtered(store, caller, agent, tags, workflow_id, environment, true)
+                    .await?;
+            tx.commit().await?;
+            Ok(row)
+        }
+    }
 }
 
 /// [`claim`] without the commit: the claimed task (or the one the agent
@@ -353,18 +363,16 @@ async fn claim_in(
             held_by(tx, agent.tenant_id, agent.id).await?.map(Box::new),
         ));
     };
-    record_change(
-        tx,
-        caller,
-        &row,
-        TaskOp::Claim,
-        (TaskState::Pending, TaskState::Claimed),
-        "claimed",
-    )
-    .await?;
-    crate::workflows::after_task_change(tx, caller, &row, TaskState::Pending, TaskState::Claimed)
-        .await?;
+    record_claim(tx, caller, &row).await?;
     Ok(Attempt::Done(Some(Box::new(row))))
+}
+
+/// What a claim writes beside the task row: its event and log row, and the
+/// consequences for its workflow.
+async fn record_claim(tx: &mut Tx, caller: &Caller, row: &TaskRow) -> Result<()> {
+    let moved = (TaskState::Pending, TaskState::Claimed);
+    record_change(tx, caller, row, TaskOp::Claim, moved, "claimed").await?;
+    crate::workflows::after_task_change(tx, caller, row, moved.0, moved.1).await
 }
 
 impl ControlPlane {

@@ -16,6 +16,8 @@
 //! Dependencies run one way: `lifecycle` → `workflows` → `tasks`.
 
 pub(crate) mod claim;
+mod claim_each;
+pub(crate) mod claim_sql;
 mod fast_path;
 pub(crate) mod holder;
 mod operator;

@@ -60,6 +60,14 @@ pub(crate) trait Combine: Send + Sync + 'static {
     /// Runs the statement for all `items` (never empty) and returns the rows
     /// it changed, in any order.
     fn run<'a>(tx: &'a mut Tx, items: &'a [Self::Item]) -> BoxFuture<'a, Result<Vec<Self::Row>>>;
+    /// Whether a statement that failed with `error` should leave each of
+    /// its requests to its ordinary path rather than fail them (a race
+    /// that the ordinary path knows how to retry). The statement's batch is
+    /// rolled back either way.
+    fn alone_after(error: &Error) -> bool {
+        let _ = error;
+        false
+    }
 }
 
 /// What a served request does in the leader's transaction once its row has
@@ -239,6 +247,12 @@ async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
         Err(e) => {
             // Dropping the unguarded transaction rolls its batch back.
             drop(tx);
+            if C::alone_after(&e) {
+                for (_, reply) in rest {
+                    let _ = reply.send(Ok(Answer::Missed));
+                }
+                return;
+            }
             return fail(rest.into_iter().map(|(_, reply)| reply), &e);
         }
     };

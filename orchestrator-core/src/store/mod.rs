@@ -111,6 +111,13 @@ pub struct StoreOptions {
     pub writers: u32,
     /// How write batches are formed.
     pub group_commit: GroupCommit,
+    /// SQL each PostgreSQL writer connection runs when it opens (and opens
+    /// again after a failure): session-local objects its statements call,
+    /// such as the temporary function of combined claims
+    /// ([`crate::lifecycle`]). Kept out of migrations so the SQL has one
+    /// source, the Rust that also builds the single-request statement, and
+    /// so replicas of different versions each run their own. Empty: none.
+    pub writer_session: &'static str,
 }
 
 /// PostgreSQL writer connections when none are configured: one, so the
@@ -165,6 +172,9 @@ pub struct Store {
     wake: broadcast::Sender<Topic>,
     /// The queues of combined statements, one per kind ([`combine`]).
     combiners: Arc<combine::Combiners>,
+    /// What every PostgreSQL writer connection ran when it opened
+    /// ([`StoreOptions::writer_session`]).
+    writer_session: &'static str,
 }
 
 impl std::fmt::Debug for Store {
@@ -214,10 +224,11 @@ impl Store {
             };
             let mut list = Vec::new();
             for _ in 0..count + PG_APPEND_WRITERS {
-                let conn = connect.connect().await.map_err(unavailable)?;
+                let opener = Opener::Postgres(connect.clone(), options.writer_session);
+                let conn = opener.open().await.map_err(unavailable)?;
                 list.push(Writer::new(
-                    WriterConn::Postgres(conn),
-                    Opener::Postgres(connect.clone()),
+                    conn,
+                    opener,
                     options.group_commit,
                     buses.clone(),
                     // Unguarded turns need the writer to be the only one
@@ -308,7 +319,17 @@ impl Store {
             bus,
             wake,
             combiners: Arc::default(),
+            writer_session: options.writer_session,
         })
+    }
+
+    /// The set-up SQL of the PostgreSQL writer connections
+    /// ([`StoreOptions::writer_session`]); empty on SQLite.
+    pub(crate) fn writer_session(&self) -> &'static str {
+        match self.dialect() {
+            Dialect::Sqlite => "",
+            Dialect::Postgres => self.writer_session,
+        }
     }
 
     pub fn dialect(&self) -> Dialect {

@@ -10,14 +10,22 @@ use sqlx::{ConnectOptions, PgConnection, SqliteConnection};
 #[derive(Clone)]
 pub(crate) enum Opener {
     Sqlite(SqliteConnectOptions),
-    Postgres(PgConnectOptions),
+    /// The options, and the session set-up each new connection runs
+    /// ([`crate::store::StoreOptions::writer_session`]).
+    Postgres(PgConnectOptions, &'static str),
 }
 
 impl Opener {
-    pub(super) async fn open(&self) -> std::result::Result<WriterConn, sqlx::Error> {
+    pub(crate) async fn open(&self) -> std::result::Result<WriterConn, sqlx::Error> {
         Ok(match self {
             Self::Sqlite(options) => WriterConn::Sqlite(options.connect().await?),
-            Self::Postgres(options) => WriterConn::Postgres(options.connect().await?),
+            Self::Postgres(options, session) => {
+                let mut conn = options.connect().await?;
+                if !session.is_empty() {
+                    sqlx::raw_sql(*session).execute(&mut conn).await?;
+                }
+                WriterConn::Postgres(conn)
+            }
         })
     }
 
@@ -28,8 +36,8 @@ impl Opener {
             // Take the write lock at once: a batch never starts as a reader.
             (Self::Sqlite(_), true) => "BEGIN IMMEDIATE; SAVEPOINT orch_request",
             (Self::Sqlite(_), false) => "BEGIN IMMEDIATE",
-            (Self::Postgres(_), true) => "BEGIN; SAVEPOINT orch_request",
-            (Self::Postgres(_), false) => "BEGIN",
+            (Self::Postgres(..), true) => "BEGIN; SAVEPOINT orch_request",
+            (Self::Postgres(..), false) => "BEGIN",
         }
     }
 }

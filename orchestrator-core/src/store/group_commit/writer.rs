@@ -55,7 +55,7 @@ impl Writer {
     ) -> Arc<Self> {
         let max_delay = policy.max_delay.unwrap_or(match opener {
             Opener::Sqlite(_) => GroupCommit::SQLITE_MAX_DELAY,
-            Opener::Postgres(_) => GroupCommit::POSTGRES_MAX_DELAY,
+            Opener::Postgres(..) => GroupCommit::POSTGRES_MAX_DELAY,
         });
         Arc::new(Self {
             slot: Arc::new(Mutex::new(Slot {

@@ -1,0 +1,189 @@
+//! The text of the claim statements: the one-request claim of each dialect,
+//! and the PostgreSQL function that runs it for every agent of a combined
+//! claim ([`super::claim_each`]), all built from the same macros so the
+//! eligibility rules have one source (the rules: [`super::claim`]).
+
+use crate::tasks::rows::task_columns;
+
+/// The candidate filter shared by the three subqueries (`t` is the task),
+/// over the claim's parameters as named by the caller: `$n` placeholders for
+/// the one-request statements, variables for the PostgreSQL function of
+/// combined claims ([`CLAIM_EACH_FUNCTION`]), so both have one source.
+macro_rules! eligible {
+    (sqlite, $tenant:literal, $agent:literal, $worker:literal, $workflow:literal,
+     $tags:literal, $runnable:literal, $env:literal) => {
+        concat!(
+            "t.state = 'pending' AND t.tenant_id = ", $tenant,
+            " AND (", $workflow, " IS NULL OR t.workflow_id = ", $workflow, ") \
+             AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = ", $agent, ") \
+             AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = ", $worker, ") \
+             AND (t.required_tags = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(t.required_tags) r \
+                  WHERE r.value NOT IN (SELECT value FROM json_each(", $tags, ")))) \
+             AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
+                  WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
+             AND (t.execution_environment_id IS NULL \
+                  OR lower(hex(t.execution_environment_id)) IN (SELECT value FROM json_each(", $runnable, "))) \
+             AND (", $env, " IS NULL OR t.execution_environment_id = ", $env, ")"
+        )
+    };
+    (postgres, $tenant:literal, $agent:literal, $worker:literal, $workflow:literal,
+     $tags:literal, $runnable:literal, $env:literal) => {
+        concat!(
+            "t.state = 'pending' AND t.tenant_id = ", $tenant,
+            " AND (", $workflow, "::uuid IS NULL OR t.workflow_id = ", $workflow, ") \
+             AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = ", $agent, ") \
+             AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = ", $worker, ") \
+             AND t.required_tags <@ ", $tags, "::jsonb \
+             AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
+                  WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
+             AND (t.execution_environment_id IS NULL OR t.execution_environment_id = ANY(", $runnable, "::uuid[])) \
+             AND (", $env, "::uuid IS NULL OR t.execution_environment_id = ", $env, ")"
+        )
+    };
+}
+
+/// How a candidate is held until the claim commits: on PostgreSQL locked,
+/// and concurrent claimers skip each other's rows instead of waiting; SQLite's
+/// one writer already serialises.
+macro_rules! candidate_lock {
+    (sqlite) => {
+        ""
+    };
+    (postgres) => {
+        " FOR UPDATE OF t SKIP LOCKED"
+    };
+}
+
+/// One candidate subquery: the first eligible task, in claim order, that
+/// also meets `$prefer` (the pieces of one more condition), held until the
+/// claim commits. `$p` are [`eligible!`]'s parameters.
+macro_rules! candidate {
+    ($dialect:tt, [$($p:literal),*], $($prefer:literal),+) => {
+        concat!(
+            "(SELECT t.id FROM tasks t WHERE ",
+            eligible!($dialect, $($p),*),
+            $($prefer,)+
+            " ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
+            candidate_lock!($dialect),
+            ")"
+        )
+    };
+}
+
+/// The claim `UPDATE` without its `RETURNING`, over the named parameters:
+/// tenant, agent, worker, now, workflow filter, claimer tags, runnable
+/// environments, environment filter ([`eligible!`]).
+macro_rules! claim_update {
+    ($dialect:tt, $tenant:literal, $agent:literal, $worker:literal, $now:literal,
+     $workflow:literal, $tags:literal, $runnable:literal, $env:literal) => {
+        concat!(
+            "UPDATE tasks SET state = 'claimed', assigned_agent_id = ",
+            $agent,
+            ", assigned_worker_id = ",
+            $worker,
+            ", claimed_at = ",
+            $now,
+            ", started_at = NULL, completed_at = NULL, updated_at = ",
+            $now,
+            " WHERE id = COALESCE(",
+            candidate!(
+                $dialect,
+                [$tenant, $agent, $worker, $workflow, $tags, $runnable, $env],
+                " AND t.preferred_agent_id = ",
+                $agent
+            ),
+            ", ",
+            candidate!(
+                $dialect,
+                [$tenant, $agent, $worker, $workflow, $tags, $runnable, $env],
+                " AND t.preferred_worker_id = ",
+                $worker
+            ),
+            ", ",
+            candidate!(
+                $dialect,
+                [$tenant, $agent, $worker, $workflow, $tags, $runnable, $env],
+                " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL"
+            ),
+            ") AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = ",
+            $agent,
+            " AND h.state IN ('claimed', 'in_progress'))"
+        )
+    };
+}
+
+/// One claim, for the request's agent.
+pub(super) const CLAIM_SQLITE: &str = concat!(
+    claim_update!(sqlite, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"),
+    " RETURNING ",
+    task_columns!()
+);
+/// One claim, for the request's agent.
+pub(super) const CLAIM_POSTGRES: &str = concat!(
+    claim_update!(postgres, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"),
+    " RETURNING ",
+    task_columns!()
+);
+
+/// The function a combined claim calls ([`super::claim_each`]): for each
+/// agent of the parallel arrays, in order, the one-request claim (the same
+/// `UPDATE`, over variables instead of placeholders); when it claims
+/// nothing, the task the agent already holds, if any. One row per agent:
+/// `claim_outcome` is `claimed`, `held` or `none`, with the task.
+///
+/// Each agent's claim sees the claims before it (a later statement of the
+/// same transaction), so no two agents get one task. Written in PL/pgSQL so
+/// its statements are planned once per connection and cached, as a prepared
+/// statement is (dynamic SQL would plan every call). A temporary function
+/// (`pg_temp`), created by each writer connection as it opens
+/// ([`crate::store::StoreOptions::writer_session`]): nothing to migrate, and
+/// it always matches this build's statement.
+pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
+    "CREATE FUNCTION pg_temp.orch_claim_each(p_tenant uuid[], p_agent uuid[], p_worker uuid[], \
+       p_workflow uuid[], p_tags jsonb[], p_runnable jsonb[], p_env uuid[], a_now timestamptz) \
+     RETURNS TABLE (claim_agent uuid, claim_outcome text, claim_task tasks) \
+     LANGUAGE plpgsql AS $orch$ \
+     DECLARE \
+       a_tenant uuid; a_agent uuid; a_worker uuid; a_workflow uuid; a_tags jsonb; \
+       a_runnable uuid[]; a_env uuid; a_row tasks; \
+     BEGIN \
+       FOR i IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP \
+         a_tenant := p_tenant[i]; a_agent := p_agent[i]; a_worker := p_worker[i]; \
+         a_workflow := p_workflow[i]; a_tags := p_tags[i]; a_env := p_env[i]; \
+         a_runnable := '{}'; \
+         IF jsonb_array_length(p_runnable[i]) > 0 THEN \
+           a_runnable := ARRAY(SELECT jsonb_array_elements_text(p_runnable[i])::uuid); \
+         END IF; \
+         claim_agent := a_agent; ",
+    claim_update!(
+        postgres,
+        "a_tenant",
+        "a_agent",
+        "a_worker",
+        "a_now",
+        "a_workflow",
+        "a_tags",
+        "a_runnable",
+        "a_env"
+    ),
+    " RETURNING tasks.* INTO a_row; \
+         IF FOUND THEN \
+           claim_outcome := 'claimed'; claim_task := a_row; RETURN NEXT; CONTINUE; \
+         END IF; \
+         SELECT h.* INTO a_row FROM tasks h WHERE h.assigned_agent_id = a_agent \
+           AND h.tenant_id = a_tenant AND h.state IN ('claimed', 'in_progress') \
+           ORDER BY h.claimed_at LIMIT 1; \
+         IF FOUND THEN \
+           claim_outcome := 'held'; claim_task := a_row; \
+         ELSE \
+           claim_outcome := 'none'; claim_task := NULL; \
+         END IF; \
+         RETURN NEXT; \
+       END LOOP; \
+     END $orch$"
+);
+
+/// A combined claim: [`CLAIM_EACH_FUNCTION`] over the agents' parameters,
+/// its task flattened into the task columns.
+pub(super) const CLAIM_EACH_POSTGRES: &str = "SELECT c.claim_agent, c.claim_outcome, (c.claim_task).* \
+     FROM pg_temp.orch_claim_each($1, $2, $3, $4, $5, $6, $7, $8) c";
