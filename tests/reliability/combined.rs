@@ -10,8 +10,8 @@
 use super::group_commit::pending_tasks;
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateTask, EventFilter, Priority, RegisterAgent, StartTask, Task,
-    TaskState,
+    ClaimTask, CompleteTask, CreateTask, EventFilter, PageRequest, Priority, RegisterAgent,
+    StartTask, Task, TaskFilter, TaskState,
 };
 use orchestrator_server::ServerConfig;
 use orchestrator_tests::TestServer;
@@ -180,10 +180,10 @@ async fn combined_moves_each_change_their_own_task_once() {
     let served = server.metric("orch_db_combined_requests_total").await;
     let (statements, served) = (statements.unwrap_or(-1.0), served.unwrap_or(-1.0));
     if orchestrator_tests::backend() == "postgres" {
-        // At most every claim (one at a time above, a statement each), start
-        // and completion that changed a task (3 × N).
+        // At most every create and claim (one at a time above, a statement
+        // each), and every start and completion that changed a task (4 × N).
         assert!(
-            statements >= 1.0 && served > statements && served <= 3.0 * N as f64,
+            statements >= 1.0 && served > statements && served <= 4.0 * N as f64,
             "{statements} combined statements served {served} requests"
         );
     } else {
@@ -450,4 +450,117 @@ async fn claims_for_one_agent_through_two_replicas_give_it_one_task() {
         );
     }
     assert_eq!(seen.len(), AGENTS * ROUNDS);
+}
+
+/// Create `i`: its own title, priority, role, input, metadata and limits;
+/// every fourth names a preferred agent and every fifth a `request_id`
+/// (those take the ordinary path); the rest are plain.
+fn create_request(i: usize, agent: Uuid) -> CreateTask {
+    let priorities = [Priority::Low, Priority::Normal, Priority::High];
+    CreateTask {
+        description: i.is_multiple_of(2).then(|| format!("task number {i}")),
+        priority: Some(priorities[i % 3]),
+        role: i.is_multiple_of(3).then(|| format!("role{i}")),
+        input: Some(json!({ "n": i })),
+        metadata: Some(json!({ "of": i })),
+        timeout_minutes: Some(1 + i as i64),
+        max_retries: Some((i % 10) as i64),
+        token_budget: i.is_multiple_of(2).then_some(i as f64 + 0.5),
+        preferred_agent_id: i.is_multiple_of(4).then_some(agent),
+        request_id: i.is_multiple_of(5).then(|| format!("create-{i}")),
+        ..plain_task(format!("made-{i}"))
+    }
+}
+
+/// 60 creates at once, plain ones among ones that name an agent or a
+/// `request_id`, and 5 with a type outside the enum (422, nothing written). Each task is
+/// stored with its own values and one `task.created` event; on PostgreSQL
+/// some statement inserted several plain tasks.
+#[tokio::test]
+async fn combined_creates_each_insert_their_own_task() {
+    const N: usize = 60;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let agent = register(&admin, "preferred".into(), Vec::new()).await;
+    let metric = |name: &'static str| {
+        let server = &server;
+        async move { server.metric(name).await }
+    };
+    let before = metric("orch_db_combined_requests_total")
+        .await
+        .unwrap_or(0.0);
+    let statements_before = metric("orch_db_combined_statements_total")
+        .await
+        .unwrap_or(0.0);
+    let mut creates = Vec::new();
+    for i in 0..N + 5 {
+        let client = admin.clone();
+        creates.push(tokio::spawn(async move {
+            let request = if i < N {
+                create_request(i, agent)
+            } else {
+                // Invalid: a type outside the enum.
+                CreateTask {
+                    task_type: "no-such-type".into(),
+                    ..plain_task(format!("bad-{i}"))
+                }
+            };
+            (i, client.tasks().create(&request).await)
+        }));
+    }
+    let mut made = Vec::new();
+    for create in creates {
+        match create.await.unwrap() {
+            (i, Ok(task)) if i < N => made.push((i, task)),
+            (i, answer) if i < N => panic!("create {i}: {answer:?}"),
+            (_, answer) => {
+                let refused = answer.expect_err("an invalid create is refused");
+                assert_eq!(refused.status(), Some(422), "{refused}");
+            }
+        }
+    }
+    for (i, answered) in &made {
+        let sent = create_request(*i, agent);
+        let task = admin.tasks().get(answered.id).await.unwrap();
+        assert_eq!(task.title, sent.title, "task {i}");
+        assert_eq!(task.state, TaskState::Pending, "task {i}");
+        assert_eq!(task.description, sent.description, "task {i}");
+        assert_eq!(Some(task.priority), sent.priority, "task {i}");
+        assert_eq!(task.role, sent.role, "task {i}");
+        assert_eq!(Some(task.input.clone()), sent.input, "task {i}");
+        assert_eq!(Some(task.metadata.clone()), sent.metadata, "task {i}");
+        assert_eq!(Some(task.timeout_minutes), sent.timeout_minutes, "task {i}");
+        assert_eq!(Some(task.max_retries), sent.max_retries, "task {i}");
+        assert_eq!(task.token_budget, sent.token_budget, "task {i}");
+        assert_eq!(task.preferred_agent_id, sent.preferred_agent_id, "task {i}");
+        let tags = task.required_tags.clone();
+        let want: Vec<String> = sent.role.iter().map(|r| format!("role:{r}")).collect();
+        assert_eq!(tags, want, "task {i}");
+        assert_eq!(state_moves(&admin, task.id).await, ["pending"], "task {i}");
+        assert_eq!(&task, answered, "task {i} as answered");
+    }
+    let listed = admin
+        .tasks()
+        .list(&TaskFilter::default(), PageRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(listed.total, N as u64, "only the valid creates wrote");
+
+    let served = metric("orch_db_combined_requests_total").await;
+    let statements = metric("orch_db_combined_statements_total").await;
+    if orchestrator_tests::backend() == "postgres" {
+        // Every plain create (not every fourth, not every fifth), in fewer
+        // statements than creates.
+        let plain = (0..N)
+            .filter(|i| !i.is_multiple_of(4) && !i.is_multiple_of(5))
+            .count() as f64;
+        let (served, statements) = (served.unwrap() - before, statements.unwrap());
+        assert_eq!(served, plain, "combined creates served");
+        assert!(
+            statements - statements_before < plain,
+            "{plain} creates took {statements} - {statements_before} statements"
+        );
+    } else {
+        assert_eq!((served, statements), (Some(0.0), Some(0.0)));
+    }
 }

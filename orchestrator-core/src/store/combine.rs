@@ -8,7 +8,10 @@
 //! task's start and its completion are one `UPDATE ... RETURNING` each, the
 //! same text for every task, so the starts (or completions) waiting for the
 //! writer can all be done by one `UPDATE ... FROM` a list of their
-//! parameters: one round trip for all of them.
+//! parameters: one round trip for all of them. The kinds:
+//! [`crate::lifecycle`]'s starts and completions (`UPDATE ... FROM
+//! unnest(...)`) and claims (a function that claims for each agent in turn),
+//! and [`crate::tasks`]' plain creates (`INSERT ... SELECT FROM unnest(...)`).
 //!
 //! How: a request of a combinable kind ([`Combine`]) leaves its parameters,
 //! its follow-up ([`Post`]) and a reply channel in its kind's queue. The
@@ -148,11 +151,16 @@ impl Combiners {
 impl Store {
     /// Whether this store combines statements ([`combine`](self)): a
     /// PostgreSQL store with one writer, whose turns may run without a
-    /// savepoint. SQLite does not: its statements are calls into the same
-    /// process, and combining them through a JSON list measured no faster
-    /// (BENCHMARKS.md item 14: 0.86x and 0.96x of the single-row statements).
+    /// savepoint, and group commit on (a combined statement's requests
+    /// share its commit, which `max_batch = 1` rules out). SQLite does not:
+    /// its statements are calls into the same process, and combining them
+    /// through a JSON list measured no faster (BENCHMARKS.md item 14: 0.86x
+    /// and 0.96x of the single-row statements).
     pub(crate) fn combines(&self) -> bool {
-        self.dialect() == super::Dialect::Postgres && self.writers().unguarded_turns()
+        let writers = self.writers();
+        self.dialect() == super::Dialect::Postgres
+            && writers.unguarded_turns()
+            && writers.share_commits()
     }
 
     /// Runs a request's fast path, `C`'s statement for `item` and then

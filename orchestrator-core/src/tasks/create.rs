@@ -8,12 +8,12 @@ use crate::environments::usable_environment;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
-use crate::store::{Tx, on_db};
-use crate::tags::required_tags;
-use crate::tasks::rows::{TaskRow, task_columns};
-use crate::tasks::{DEFAULT_TIMEOUT_MINUTES, MAX_RETRIES, MAX_TIMEOUT_MINUTES};
+use crate::store::{Combined, Post, Tx, on_db};
+use crate::tasks::insert::{Creates, Fields, References, insert_row};
+use crate::tasks::rows::TaskRow;
+use crate::tasks::{MAX_RETRIES, MAX_TIMEOUT_MINUTES};
+use futures_util::future::BoxFuture;
 use serde_json::json;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 /// The parameters of a task insert (used by `POST /tasks` and by activations).
@@ -103,9 +103,6 @@ pub(crate) async fn insert(
 ) -> Result<TaskRow> {
     let request = new.request;
     validate_create(&request)?;
-    let kind = request.task_kind.unwrap_or_default();
-    let priority = request.priority.unwrap_or_default();
-    let role = request.role.as_deref().map(|r| r.trim().to_owned());
     let mut workspace_id = request.workspace_id;
     if let Some(workflow_id) = request.workflow_id {
         let found: Option<(Uuid,)> = on_db!(tx, c => sqlx::query_as(
@@ -153,55 +150,24 @@ pub(crate) async fn insert(
         Some(id) => Some(usable_environment(tx, tenant_id, id).await?),
         None => None,
     };
-    let now = Timestamp::now().as_datetime();
-    let tags = required_tags(role.as_deref(), kind);
-    let row: TaskRow = on_db!(tx, c => sqlx::query_as(concat!(
-        "INSERT INTO tasks (id, tenant_id, title, type, task_kind, description, priority, priority_rank, state, \
-         workflow_id, work_item_id, workspace_id, activation_id, stage_name, role, required_tags, input, context, \
-         execution_backend, timeout_minutes, token_budget, cost_cap_usd, max_iterations, llm_max_retries, \
-         auto_retry, max_retries, retry_count, metadata, preferred_agent_id, preferred_worker_id, created_at, updated_at, \
-         execution_environment_id, execution_environment) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-         $20, $21, $22, $23, $24, $25, 0, $26, $27, $28, $29, $29, $30, $31) RETURNING ", task_columns!()
-    ))
-    // Time-ordered ids (UUIDv7): new tasks land at the right edge of the
-    // primary-key index instead of on a random page, so a write batch dirties
-    // a few pages, not one per task. Ids of the records made in bulk (tasks,
-    // work items, activations, workflows, artifacts, handoffs) are v7;
-    // secrets and session families stay random (v4).
-    .bind(Uuid::now_v7())
-    .bind(tenant_id)
-    .bind(request.title.trim())
-    .bind(request.task_type.trim())
-    .bind(kind.as_str())
-    .bind(&request.description)
-    .bind(priority.as_str())
-    .bind(priority.rank())
-    .bind(workflow_id)
-    .bind(request.work_item_id)
-    .bind(workspace_id)
-    .bind(new.activation_id)
-    .bind(&request.stage_name)
-    .bind(&role)
-    .bind(Json(&tags))
-    .bind(Json(request.input.clone().unwrap_or_else(|| json!({}))))
-    .bind(Json(request.context.clone().unwrap_or_else(|| json!({}))))
-    .bind(request.execution_backend.unwrap_or_default().as_str())
-    .bind(request.timeout_minutes.unwrap_or(DEFAULT_TIMEOUT_MINUTES) as i32)
-    .bind(request.token_budget)
-    .bind(request.cost_cap_usd)
-    .bind(request.max_iterations.map(|v| v as i32))
-    .bind(request.llm_max_retries.map(|v| v as i32))
-    .bind(request.auto_retry.unwrap_or(false))
-    .bind(request.max_retries.unwrap_or(0) as i32)
-    .bind(Json(request.metadata.clone().unwrap_or_else(|| json!({}))))
-    .bind(request.preferred_agent_id)
-    .bind(request.preferred_worker_id)
-    .bind(now)
-    .bind(request.execution_environment_id)
-    .bind(environment.map(Json))
-    .fetch_one(c)
-    .await)?;
+    let refs = References {
+        workflow_id,
+        work_item_id: request.work_item_id,
+        workspace_id,
+        activation_id: new.activation_id,
+        preferred_agent_id: request.preferred_agent_id,
+        preferred_worker_id: request.preferred_worker_id,
+        execution_environment_id: request.execution_environment_id,
+        execution_environment: environment,
+    };
+    let fields = Fields::of(tenant_id, &request);
+    let row = insert_row(tx, &fields, &refs, Timestamp::now().as_datetime()).await?;
+    record_created(tx, caller, &row).await?;
+    Ok(row)
+}
+
+/// The `task.created` event of a new task.
+async fn record_created(tx: &mut Tx, caller: &Caller, row: &TaskRow) -> Result<()> {
     let mut event = NewEvent::new(
         "task.created",
         "task",
@@ -214,8 +180,7 @@ pub(crate) async fn insert(
     );
     event.workflow_id = row.workflow_id;
     event.workspace_id = row.workspace_id;
-    events::record(tx, caller, tenant_id, event).await?;
-    Ok(row)
+    events::record(tx, caller, row.tenant_id, event).await
 }
 
 impl ControlPlane {
@@ -229,6 +194,27 @@ impl ControlPlane {
 
     async fn create_task_here(&self, caller: &Caller, request: CreateTask) -> Result<Task> {
         validate_create(&request)?;
+        if Fields::plain(&request) && self.store().combines() {
+            // Nothing to look up or record: one INSERT shared with the other
+            // plain creates waiting for the writer (tasks::insert).
+            let fields = Fields::of(caller.tenant_id, &request);
+            let post: Post<TaskRow, Task> = {
+                let caller = caller.clone();
+                Box::new(
+                    move |tx: &mut Tx, row: TaskRow| -> BoxFuture<'_, Result<Task>> {
+                        Box::pin(async move {
+                            record_created(tx, &caller, &row).await?;
+                            row.to_api()
+                        })
+                    },
+                )
+            };
+            return match self.store().combined::<Creates>(fields, post).await? {
+                Combined::Done(task) => Ok(task),
+                // An INSERT of a fresh id always adds its row.
+                Combined::Missed(_) => Err(Error::internal("a combined create added no row")),
+            };
+        }
         // A task that names nothing to look up is one INSERT: no savepoint
         // (store::begin_unguarded). A lookup can fail with a 400, so a
         // request with references keeps its savepoint.

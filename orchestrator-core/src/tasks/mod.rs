@@ -13,6 +13,7 @@ pub(crate) mod artifacts;
 pub(crate) mod create;
 mod credentials;
 pub(crate) mod handoffs;
+pub(crate) mod insert;
 mod read;
 pub(crate) mod rows;
 pub mod state;

@@ -31,6 +31,12 @@ impl Writers {
         matches!(&self.list[..], [only] if only.unguarded_turns)
     }
 
+    /// Whether requests may share a commit here: group commit is on
+    /// (`max_batch` above 1) on every writer.
+    pub(crate) fn share_commits(&self) -> bool {
+        self.list.iter().all(|w| w.policy.max_batch > 1)
+    }
+
     pub(crate) fn idle(&self) -> usize {
         self.list.iter().filter(|w| w.is_idle()).count()
     }

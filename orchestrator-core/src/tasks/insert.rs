@@ -1,0 +1,258 @@
+//! Inserting task rows: one ([`insert_row`], every create) or the plain
+//! creates waiting for the writer as one statement ([`Creates`], a
+//! [`crate::store::Combine`]).
+//!
+//! Why combine: after claims, starts and completions were combined (BENCHMARKS.md
+//! items 14 and 15), a lifecycle's creates were the writer's one statement a
+//! request left. A create that names nothing to look up (no workflow, work
+//! item, workspace, preferred assignee or environment) and has no
+//! `request_id` to record is a single `INSERT` of values taken from the
+//! request alone ([`Fields`]), so the creates waiting for the writer can be
+//! one `INSERT ... SELECT FROM unnest(...)` on PostgreSQL: one round trip
+//! for all of them. The columns such a create leaves empty are `NULL` in the
+//! statement itself. Every other create, and every create on SQLite, runs
+//! its own `INSERT` ([`insert_row`]), which binds the same [`Fields`].
+
+use crate::api::{CreateTask, Timestamp};
+use crate::error::Result;
+use crate::store::{Access, Combine, Db, Tx, on_db};
+use crate::tags::required_tags;
+use crate::tasks::DEFAULT_TIMEOUT_MINUTES;
+use crate::tasks::rows::{TaskRow, task_columns};
+use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use sqlx::types::Json;
+use uuid::Uuid;
+
+/// The values of a new task row that come from the request alone (the
+/// references and the environment are looked up by [`super::create`]).
+pub(crate) struct Fields {
+    pub id: Uuid,
+    pub tenant_id: Uuid,
+    pub title: String,
+    pub task_type: String,
+    pub kind: &'static str,
+    pub description: Option<String>,
+    pub priority: &'static str,
+    pub priority_rank: i32,
+    pub stage_name: Option<String>,
+    pub role: Option<String>,
+    pub required_tags: Vec<String>,
+    pub input: Value,
+    pub context: Value,
+    pub execution_backend: &'static str,
+    pub timeout_minutes: i32,
+    pub token_budget: Option<f64>,
+    pub cost_cap_usd: Option<f64>,
+    pub max_iterations: Option<i32>,
+    pub llm_max_retries: Option<i32>,
+    pub auto_retry: bool,
+    pub max_retries: i32,
+    pub metadata: Value,
+}
+
+impl Fields {
+    /// The values of `request` (already validated) for a new task of
+    /// `tenant_id`, under a fresh time-ordered id (UUIDv7: new tasks land at
+    /// the right edge of the primary-key index instead of on a random page,
+    /// so a write batch dirties a few pages, not one per task).
+    pub(crate) fn of(tenant_id: Uuid, request: &CreateTask) -> Self {
+        let kind = request.task_kind.unwrap_or_default();
+        let priority = request.priority.unwrap_or_default();
+        let role = request.role.as_deref().map(|r| r.trim().to_owned());
+        Self {
+            id: Uuid::now_v7(),
+            tenant_id,
+            title: request.title.trim().to_owned(),
+            task_type: request.task_type.trim().to_owned(),
+            kind: kind.as_str(),
+            description: request.description.clone(),
+            priority: priority.as_str(),
+            priority_rank: priority.rank(),
+            stage_name: request.stage_name.clone(),
+            required_tags: required_tags(role.as_deref(), kind),
+            role,
+            input: request.input.clone().unwrap_or_else(|| json!({})),
+            context: request.context.clone().unwrap_or_else(|| json!({})),
+            execution_backend: request.execution_backend.unwrap_or_default().as_str(),
+            timeout_minutes: request.timeout_minutes.unwrap_or(DEFAULT_TIMEOUT_MINUTES) as i32,
+            token_budget: request.token_budget,
+            cost_cap_usd: request.cost_cap_usd,
+            max_iterations: request.max_iterations.map(|v| v as i32),
+            llm_max_retries: request.llm_max_retries.map(|v| v as i32),
+            auto_retry: request.auto_retry.unwrap_or(false),
+            max_retries: request.max_retries.unwrap_or(0) as i32,
+            metadata: request.metadata.clone().unwrap_or_else(|| json!({})),
+        }
+    }
+
+    /// Whether a create of `request` can be combined: nothing to look up,
+    /// nothing to record under a key (module docs).
+    pub(crate) fn plain(request: &CreateTask) -> bool {
+        request.workflow_id.is_none()
+            && request.work_item_id.is_none()
+            && request.workspace_id.is_none()
+            && request.preferred_agent_id.is_none()
+            && request.preferred_worker_id.is_none()
+            && request.execution_environment_id.is_none()
+            && request.request_id.is_none()
+    }
+}
+
+/// What a task refers to, looked up and checked by [`super::create`]; all
+/// `None` for a plain create.
+#[derive(Default)]
+pub(crate) struct References {
+    pub workflow_id: Option<Uuid>,
+    pub work_item_id: Option<Uuid>,
+    pub workspace_id: Option<Uuid>,
+    pub activation_id: Option<Uuid>,
+    pub preferred_agent_id: Option<Uuid>,
+    pub preferred_worker_id: Option<Uuid>,
+    pub execution_environment_id: Option<Uuid>,
+    /// The environment as the task keeps it (its definition at creation).
+    pub execution_environment: Option<Value>,
+}
+
+/// Inserts one pending task (no event: the caller records it).
+pub(crate) async fn insert_row(
+    tx: &mut Tx,
+    fields: &Fields,
+    refs: &References,
+    now: DateTime<Utc>,
+) -> Result<TaskRow> {
+    let f = fields;
+    Ok(on_db!(tx, c => sqlx::query_as(concat!(
+        "INSERT INTO tasks (id, tenant_id, title, type, task_kind, description, priority, priority_rank, state, \
+         workflow_id, work_item_id, workspace_id, activation_id, stage_name, role, required_tags, input, context, \
+         execution_backend, timeout_minutes, token_budget, cost_cap_usd, max_iterations, llm_max_retries, \
+         auto_retry, max_retries, retry_count, metadata, preferred_agent_id, preferred_worker_id, created_at, updated_at, \
+         execution_environment_id, execution_environment) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+         $20, $21, $22, $23, $24, $25, 0, $26, $27, $28, $29, $29, $30, $31) RETURNING ", task_columns!()
+    ))
+    .bind(f.id)
+    .bind(f.tenant_id)
+    .bind(&f.title)
+    .bind(&f.task_type)
+    .bind(f.kind)
+    .bind(&f.description)
+    .bind(f.priority)
+    .bind(f.priority_rank)
+    .bind(refs.workflow_id)
+    .bind(refs.work_item_id)
+    .bind(refs.workspace_id)
+    .bind(refs.activation_id)
+    .bind(&f.stage_name)
+    .bind(&f.role)
+    .bind(Json(&f.required_tags))
+    .bind(Json(&f.input))
+    .bind(Json(&f.context))
+    .bind(f.execution_backend)
+    .bind(f.timeout_minutes)
+    .bind(f.token_budget)
+    .bind(f.cost_cap_usd)
+    .bind(f.max_iterations)
+    .bind(f.llm_max_retries)
+    .bind(f.auto_retry)
+    .bind(f.max_retries)
+    .bind(Json(&f.metadata))
+    .bind(refs.preferred_agent_id)
+    .bind(refs.preferred_worker_id)
+    .bind(now)
+    .bind(refs.execution_environment_id)
+    .bind(refs.execution_environment.as_ref().map(Json))
+    .fetch_one(c)
+    .await)?)
+}
+
+/// Plain tasks inserted as one statement: the list's columns side by side,
+/// the references `NULL`.
+const CREATE_EACH_POSTGRES: &str = concat!(
+    "INSERT INTO tasks (id, tenant_id, title, type, task_kind, description, priority, \
+     priority_rank, state, stage_name, role, required_tags, input, context, execution_backend, \
+     timeout_minutes, token_budget, cost_cap_usd, max_iterations, llm_max_retries, auto_retry, \
+     max_retries, retry_count, metadata, created_at, updated_at) \
+     SELECT v.id, v.tenant_id, v.title, v.type, v.task_kind, v.description, v.priority, \
+     v.priority_rank, 'pending', v.stage_name, v.role, v.required_tags, v.input, v.context, \
+     v.execution_backend, v.timeout_minutes, v.token_budget, v.cost_cap_usd, v.max_iterations, \
+     v.llm_max_retries, v.auto_retry, v.max_retries, 0, v.metadata, $1, $1 \
+     FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
+     $8::text[], $9::int[], $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], \
+     $15::text[], $16::int[], $17::float8[], $18::float8[], $19::int[], $20::int[], \
+     $21::bool[], $22::int[], $23::jsonb[]) \
+     AS v(id, tenant_id, title, type, task_kind, description, priority, priority_rank, \
+     stage_name, role, required_tags, input, context, execution_backend, timeout_minutes, \
+     token_budget, cost_cap_usd, max_iterations, llm_max_retries, auto_retry, max_retries, \
+     metadata) \
+     RETURNING ",
+    task_columns!()
+);
+
+/// Plain creates, one row each.
+pub(crate) struct Creates;
+
+impl Combine for Creates {
+    type Item = Fields;
+    type Row = TaskRow;
+    type Out = crate::api::Task;
+
+    fn key(item: &Fields) -> Uuid {
+        item.id
+    }
+
+    fn row_key(row: &TaskRow) -> Uuid {
+        row.id
+    }
+
+    fn run<'a>(tx: &'a mut Tx, items: &'a [Fields]) -> BoxFuture<'a, Result<Vec<TaskRow>>> {
+        Box::pin(async move {
+            let now = Timestamp::now().as_datetime();
+            // SQLite never combines (Store::combines): each its own INSERT.
+            if matches!(Access::db(tx), Db::Sqlite(_)) {
+                let mut rows = Vec::with_capacity(items.len());
+                for fields in items {
+                    rows.push(insert_row(tx, fields, &References::default(), now).await?);
+                }
+                return Ok(rows);
+            }
+            fn column<'i, T>(items: &'i [Fields], f: impl Fn(&'i Fields) -> T) -> Vec<T> {
+                items.iter().map(f).collect()
+            }
+            let rows = on_db!(tx, c =>
+                sqlite: {
+                    let _ = c;
+                    Err(sqlx::Error::Configuration("answered above".into()))
+                },
+                postgres: sqlx::query_as(CREATE_EACH_POSTGRES)
+                .bind(now)
+                .bind(column(items, |f| f.id))
+                .bind(column(items, |f| f.tenant_id))
+                .bind(column(items, |f| f.title.as_str()))
+                .bind(column(items, |f| f.task_type.as_str()))
+                .bind(column(items, |f| f.kind))
+                .bind(column(items, |f| f.description.as_deref()))
+                .bind(column(items, |f| f.priority))
+                .bind(column(items, |f| f.priority_rank))
+                .bind(column(items, |f| f.stage_name.as_deref()))
+                .bind(column(items, |f| f.role.as_deref()))
+                .bind(column(items, |f| Json(&f.required_tags)))
+                .bind(column(items, |f| Json(&f.input)))
+                .bind(column(items, |f| Json(&f.context)))
+                .bind(column(items, |f| f.execution_backend))
+                .bind(column(items, |f| f.timeout_minutes))
+                .bind(column(items, |f| f.token_budget))
+                .bind(column(items, |f| f.cost_cap_usd))
+                .bind(column(items, |f| f.max_iterations))
+                .bind(column(items, |f| f.llm_max_retries))
+                .bind(column(items, |f| f.auto_retry))
+                .bind(column(items, |f| f.max_retries))
+                .bind(column(items, |f| Json(&f.metadata)))
+                .fetch_all(c)
+                .await,
+            )?;
+            Ok(rows)
+        })
+    }
+}
