@@ -14,6 +14,17 @@ mod output;
 use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator. A profile of `orch serve`
+/// under the lifecycle bench (BENCHMARKS.md item 16) spent about a sixth
+/// of its samples in glibc's malloc and free: a request's values are
+/// allocated on one thread (the HTTP runtime, the SQLite writer thread,
+/// sqlx's connection thread) and freed on another, which glibc pays for
+/// with arena locks and chunk consolidation. mimalloc's thread-local free
+/// lists make both cheap. Only the binary chooses: the library crates leave
+/// the allocator to whoever embeds them.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let matches = cli::with_examples(cli::Cli::command()).get_matches();
