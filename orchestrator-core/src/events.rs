@@ -5,9 +5,11 @@
 use crate::api::{Event, Timestamp};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
-use crate::store::{Access, Db, Tx, on_db};
+use crate::store::{Access, Db, DeferKind, Tx, WithParts, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
+use sqlx::Arguments;
+use sqlx::postgres::PgArguments;
 use sqlx::types::Json;
 use std::any::Any;
 use std::future::Future;
@@ -159,17 +161,91 @@ async fn insert(db: &mut (impl Access + ?Sized), rows: &[PendingEvent]) -> Resul
     Ok(inserted.into_iter().map(Event::from).collect())
 }
 
+/// Inserts `rows` after the `WITH` parts of other deferred kinds, all in one
+/// statement (PostgreSQL only: [`crate::store::DeferKind`]), and answers the
+/// events in id order. The events' columns go as one array each, so the
+/// statement's text depends only on the parts.
+async fn insert_with(
+    db: &mut (impl Access + ?Sized),
+    rows: &[PendingEvent],
+    parts: WithParts,
+) -> Result<Vec<Event>> {
+    let WithParts {
+        statements,
+        mut args,
+    } = parts;
+    fn column<'r, T>(rows: &'r [PendingEvent], f: impl Fn(&'r PendingEvent) -> T) -> Vec<T> {
+        rows.iter().map(f).collect()
+    }
+    let first = <PgArguments as Arguments>::len(&args) + 1;
+    let added = [
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.tenant_id)),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.event_type.as_str())),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.entity_type.as_str())),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.entity_id)),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.workflow_id)),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.workspace_id)),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.actor_type.as_str())),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.actor_id)),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| Json(&r.data))),
+        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.created_at)),
+    ];
+    for added in added {
+        added.map_err(Error::internal)?;
+    }
+    let types = [
+        "uuid",
+        "text",
+        "text",
+        "uuid",
+        "uuid",
+        "uuid",
+        "text",
+        "uuid",
+        "jsonb",
+        "timestamptz",
+    ];
+    let arrays: Vec<String> = (types.iter().enumerate())
+        .map(|(i, ty)| format!("${}::{ty}[]", first + i))
+        .collect();
+    let with: Vec<String> = (statements.iter().enumerate())
+        .map(|(i, statement)| format!("w{i} AS ({statement})"))
+        .collect();
+    let with = match with.is_empty() {
+        true => String::new(),
+        false => format!("WITH {} ", with.join(", ")),
+    };
+    let sql = format!(
+        "{with}INSERT INTO events ({INSERT_COLUMNS}) SELECT * FROM unnest({}){RETURNING}",
+        arrays.join(", ")
+    );
+    let mut inserted: Vec<EventRow> = on_db!(db, c =>
+        sqlite: {
+            let _ = c;
+            Err(sqlx::Error::Configuration("only PostgreSQL batches run WITH parts".into()))
+        },
+        postgres: sqlx::query_as_with(sqlx::AssertSqlSafe(sql), args).fetch_all(c).await,
+    )?;
+    inserted.sort_by_key(|row| row.id);
+    Ok(inserted.into_iter().map(Event::from).collect())
+}
+
 /// Writes the events the requests of one write batch deferred
-/// ([`crate::store::FlushFn`]).
+/// ([`crate::store::FlushFn`]), with the other kinds' rows when the batch
+/// hands it their `WITH` parts.
 fn flush(
     db: &mut dyn Access,
     rows: Vec<Box<dyn Any + Send>>,
+    parts: Option<WithParts>,
 ) -> Pin<Box<dyn Future<Output = Result<Vec<Event>>> + Send + '_>> {
     let rows: Vec<PendingEvent> = rows
         .into_iter()
         .filter_map(|row| row.downcast::<PendingEvent>().ok().map(|row| *row))
         .collect();
     Box::pin(async move {
+        if let Some(parts) = parts {
+            return insert_with(db, &rows, parts).await;
+        }
         let mut events = Vec::with_capacity(rows.len());
         for chunk in rows.chunks(EVENTS_PER_STATEMENT) {
             events.extend(insert(db, chunk).await?);
@@ -177,6 +253,15 @@ fn flush(
         Ok(events)
     })
 }
+
+/// Events, deferred to their batch's commit; on PostgreSQL their statement
+/// also carries the batch's other deferred rows ([`DeferKind`]).
+static EVENTS: DeferKind = DeferKind {
+    name: "event",
+    flush,
+    with_part: None,
+    hosts: true,
+};
 
 /// Appends an event to `tx`, acted by `caller` in the caller's tenant. The
 /// row is written with the other events of `tx`'s write batch, in one
@@ -189,7 +274,7 @@ pub(crate) async fn record(
     tenant_id: Uuid,
     event: NewEvent<'_>,
 ) -> Result<()> {
-    tx.defer("event", flush, PendingEvent::new(caller, tenant_id, event));
+    tx.defer(&EVENTS, PendingEvent::new(caller, tenant_id, event));
     Ok(())
 }
 

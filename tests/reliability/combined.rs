@@ -10,8 +10,8 @@
 use super::group_commit::pending_tasks;
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateTask, EventFilter, PageRequest, Priority, RegisterAgent,
-    StartTask, Task, TaskFilter, TaskState,
+    ClaimTask, CompleteTask, CreateTask, PageRequest, Priority, RegisterAgent, StartTask, Task,
+    TaskFilter, TaskState,
 };
 use orchestrator_server::ServerConfig;
 use orchestrator_tests::TestServer;
@@ -199,7 +199,8 @@ fn plain_task(title: String) -> CreateTask {
     }
 }
 
-async fn register(admin: &Client, name: String, tags: Vec<String>) -> Uuid {
+/// A new agent named `name` with `tags` as its routing tags.
+pub(super) async fn register(admin: &Client, name: String, tags: Vec<String>) -> Uuid {
     admin
         .agents()
         .register(&RegisterAgent {
@@ -213,17 +214,9 @@ async fn register(admin: &Client, name: String, tags: Vec<String>) -> Uuid {
 }
 
 /// The states task `id` moved to, in its events' order.
-async fn state_moves(admin: &Client, id: Uuid) -> Vec<String> {
-    let events = admin
-        .events()
-        .list(&EventFilter {
-            entity_id: Some(id),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+pub(super) async fn state_moves(admin: &Client, id: Uuid) -> Vec<String> {
+    let events = super::group_commit::events_of(admin, id).await;
     events
-        .items
         .iter()
         .filter_map(|e| e.data.get("to_state").and_then(Value::as_str))
         .map(str::to_owned)

@@ -4,8 +4,8 @@
 
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateTask, EventFilter, LogCategory, NewLogEntry, PageRequest,
-    RegisterAgent, StartTask, TaskFilter, TaskState,
+    ClaimTask, CompleteTask, CreateTask, CreateTenant, Event, EventFilter, LogCategory, LogFilter,
+    LogQuery, NewLogEntry, PageRequest, RegisterAgent, StartTask, TaskFilter, TaskState,
 };
 use orchestrator_tests::TestServer;
 use std::collections::HashSet;
@@ -66,6 +66,25 @@ fn refused_409<T: std::fmt::Debug>(answer: orchestrator_client::Result<T>, what:
     assert_eq!(refused.status(), Some(409), "{refused}");
 }
 
+/// Task `id`'s events, oldest first, as `admin` sees them.
+pub(super) async fn events_of(admin: &Client, id: Uuid) -> Vec<Event> {
+    let events = admin
+        .events()
+        .list(&EventFilter {
+            entity_id: Some(id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    events.items
+}
+
+/// The types of task `id`'s events, oldest first, as `admin` sees them.
+async fn event_types(admin: &Client, id: Uuid) -> Vec<String> {
+    let events = events_of(admin, id).await;
+    events.into_iter().map(|e| e.event_type).collect()
+}
+
 /// 60 idempotent completions of pending tasks (each writes its
 /// `request_id` record, then fails with 409) race 60 task creations, all at
 /// once, so that they share batches. Afterwards every creation is there
@@ -121,16 +140,11 @@ async fn a_request_that_fails_in_a_batch_rolls_back_alone() {
         .unwrap();
     assert_eq!(listed.total, 2 * N as u64, "tasks after the storm");
     for &id in created.iter().chain(&pending) {
-        let events = admin
-            .events()
-            .list(&EventFilter {
-                entity_id: Some(id),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let types: Vec<&str> = events.items.iter().map(|e| e.event_type.as_str()).collect();
-        assert_eq!(types, ["task.created"], "events of task {id}");
+        assert_eq!(
+            event_types(&admin, id).await,
+            ["task.created"],
+            "events of task {id}"
+        );
     }
 
     let agent = admin
@@ -230,16 +244,11 @@ async fn a_fast_path_that_misses_fails_alone() {
     }
     assert_eq!(created.len(), N);
     for &id in created.iter().chain(&pending) {
-        let events = admin
-            .events()
-            .list(&EventFilter {
-                entity_id: Some(id),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let types: Vec<&str> = events.items.iter().map(|e| e.event_type.as_str()).collect();
-        assert_eq!(types, ["task.created"], "events of task {id}");
+        assert_eq!(
+            event_types(&admin, id).await,
+            ["task.created"],
+            "events of task {id}"
+        );
     }
     for &id in &pending {
         let task = admin.tasks().get(id).await.unwrap();
@@ -401,6 +410,120 @@ async fn sqlite_hot_writes_run_on_the_writer_thread_beside_its_connection() {
             all.iter()
                 .any(|t| t.name.starts_with("sqlx-sqlite") && &t.cpus == cpu),
             "no sqlx connection thread shares the writer's CPU {cpu}"
+        );
+    }
+}
+
+/// Two tenants' agents claim, start and complete tasks all at once, so that
+/// their moves share batches, whose event and platform log rows are written
+/// at the commit (on PostgreSQL as one statement: the log rows of each
+/// tenant are `WITH` parts of the event insert). Every task ends with one
+/// event and one platform log row per move, each in its own tenant only.
+#[tokio::test]
+async fn a_batch_writes_each_tenants_events_and_log_rows() {
+    const AGENTS: usize = 8;
+    let server = TestServer::start().await;
+    let second = server
+        .service()
+        .tenants()
+        .create(&CreateTenant {
+            name: "Batch Neighbour".into(),
+            slug: None,
+            request_id: None,
+        })
+        .await
+        .unwrap();
+    let tenants = [server.admin(), server.client(&second.admin_key.api_key)];
+    let mut agents = Vec::new();
+    for (t, admin) in tenants.iter().enumerate() {
+        pending_tasks(admin, AGENTS).await;
+        for i in 0..AGENTS {
+            let agent = super::combined::register(admin, format!("mover-{t}-{i}"), vec![]).await;
+            agents.push((t, agent));
+        }
+    }
+    let batches = || async {
+        (server.metric("orch_db_write_batches_total").await).expect("the batches metric")
+    };
+    let before = batches().await;
+    let mut moves = Vec::new();
+    for &(t, agent) in &agents {
+        let admin = tenants[t].clone();
+        moves.push(tokio::spawn(async move {
+            let id = claim_and_start(&admin, agent).await;
+            let done = admin
+                .tasks()
+                .complete(
+                    id,
+                    &CompleteTask {
+                        agent_id: Some(agent),
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+            assert_eq!(done.state, TaskState::Completed);
+            (t, id)
+        }));
+    }
+    let mut done = Vec::new();
+    for handle in moves {
+        done.push(handle.await.unwrap());
+    }
+    let (commits, moves) = (batches().await - before, (3 * agents.len()) as f64);
+    assert!(
+        commits < moves,
+        "{moves} moves took {commits} commits: none shared a batch"
+    );
+    for (t, id) in done {
+        let (own, other) = (&tenants[t], &tenants[1 - t]);
+        assert_eq!(
+            event_types(own, id).await,
+            [
+                "task.created",
+                "task.state_changed",
+                "task.state_changed",
+                "task.state_changed"
+            ],
+            "events of task {id}"
+        );
+        assert_eq!(
+            super::combined::state_moves(own, id).await,
+            ["pending", "claimed", "in_progress", "completed"],
+            "state moves of task {id}"
+        );
+        let logs = |client: &Client| {
+            let client = client.clone();
+            async move {
+                client
+                    .logs()
+                    .query(&LogQuery {
+                        filter: LogFilter {
+                            task_id: Some(id),
+                            ..Default::default()
+                        },
+                        ..Default::default()
+                    })
+                    .await
+                    .unwrap()
+                    .items
+            }
+        };
+        let mut operations: Vec<String> =
+            logs(own).await.into_iter().map(|r| r.operation).collect();
+        operations.reverse(); // newest first → in order
+        assert_eq!(
+            operations,
+            ["task.claim", "task.start", "task.complete"],
+            "log rows of task {id}"
+        );
+        assert!(
+            logs(other).await.is_empty(),
+            "task {id}'s rows in the other tenant"
+        );
+        assert!(
+            event_types(other, id).await.is_empty(),
+            "task {id}'s events in the other tenant"
         );
     }
 }

@@ -9,9 +9,12 @@ use crate::api::{
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
-use crate::store::{Access, Tx, on_db};
+use crate::store::{Access, DeferKind, Tx, WithParts, on_db};
+use chrono::{DateTime, Utc};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use sqlx::Arguments;
+use sqlx::postgres::PgArguments;
 use sqlx::types::Json;
 use std::any::Any;
 use std::collections::HashMap;
@@ -129,9 +132,24 @@ pub(crate) async fn write_platform_log(
     let entry = &mut prepared.entry;
     entry.actor_type = entry.actor_type.take().or(actor_type);
     entry.actor_id = entry.actor_id.take().or(actor_id);
-    tx.defer("platform log", flush_platform_logs, (tenant_id, prepared));
+    tx.defer(&PLATFORM_LOGS, (tenant_id, prepared));
     tx.mark_logs_written();
     Ok(())
+}
+
+/// The platform log rows one write batch deferred, in runs of one tenant.
+fn tenant_runs(rows: Vec<Box<dyn Any + Send>>) -> Vec<(Uuid, Vec<PreparedLog>)> {
+    let mut runs: Vec<(Uuid, Vec<PreparedLog>)> = Vec::new();
+    for (tenant_id, row) in rows
+        .into_iter()
+        .filter_map(|row| row.downcast::<(Uuid, PreparedLog)>().ok().map(|row| *row))
+    {
+        match runs.last_mut() {
+            Some((tenant, run)) if *tenant == tenant_id => run.push(row),
+            _ => runs.push((tenant_id, vec![row])),
+        }
+    }
+    runs
 }
 
 /// Writes the platform log rows the requests of one write batch deferred
@@ -139,23 +157,57 @@ pub(crate) async fn write_platform_log(
 fn flush_platform_logs(
     db: &mut dyn Access,
     rows: Vec<Box<dyn Any + Send>>,
+    _parts: Option<WithParts>,
 ) -> Pin<Box<dyn Future<Output = Result<Vec<crate::api::Event>>> + Send + '_>> {
-    let rows: Vec<(Uuid, PreparedLog)> = rows
-        .into_iter()
-        .filter_map(|row| row.downcast::<(Uuid, PreparedLog)>().ok().map(|row| *row))
-        .collect();
+    let runs = tenant_runs(rows);
     Box::pin(async move {
-        let mut rows = rows.into_iter().peekable();
-        while let Some((tenant_id, first)) = rows.next() {
-            let mut run = vec![first];
-            while let Some((_, next)) = rows.next_if(|(t, _)| *t == tenant_id) {
-                run.push(next);
-            }
+        for (tenant_id, run) in runs {
             insert_rows(db, None, tenant_id, &run).await?;
         }
         Ok(Vec::new())
     })
 }
+
+/// The platform log rows of one write batch as `WITH` parts of the batch's
+/// event insert on PostgreSQL ([`crate::store::WithPartFn`]): the statements
+/// of [`insert_rows`], one per run of one tenant (and chunk).
+fn platform_logs_part(
+    rows: Vec<Box<dyn Any + Send>>,
+    args: &mut PgArguments,
+) -> Result<Vec<String>> {
+    let now = Timestamp::now().as_datetime();
+    let mut statements = Vec::new();
+    for (tenant_id, run) in tenant_runs(rows) {
+        for chunk in run.chunks(MAX_INGEST_ENTRIES) {
+            // Platform rows carry their actor already (`write_platform_log`).
+            let cells: Vec<[Cell<'_>; COLUMNS.len()]> = chunk
+                .iter()
+                .map(|row| {
+                    cells(
+                        row,
+                        row.entry.actor_type.as_deref(),
+                        row.entry.actor_id.as_deref(),
+                    )
+                })
+                .collect();
+            let (columns, names) = filled_columns(&cells);
+            statements.push(
+                pg_insert(args, tenant_id, now, &cells, &columns, &names)
+                    .map_err(Error::internal)?,
+            );
+        }
+    }
+    Ok(statements)
+}
+
+/// Platform log rows, deferred to their batch's commit; on PostgreSQL
+/// written by the batch's event statement ([`DeferKind`]).
+static PLATFORM_LOGS: DeferKind = DeferKind {
+    name: "platform log",
+    flush: flush_platform_logs,
+    with_part: Some(platform_logs_part),
+    hosts: false,
+};
 
 /// The actor a caller's rows carry when they name none.
 fn caller_actor(caller: Option<&Caller>) -> (Option<String>, Option<String>) {
@@ -282,14 +334,7 @@ pub(crate) async fn insert_rows(
             .map(|(row, &(actor_type, actor_id))| cells(row, actor_type, actor_id))
             .collect();
         // Required columns always; an optional one when some row fills it.
-        let columns: Vec<usize> = (0..COLUMNS.len())
-            .filter(|&c| c < REQUIRED || cells.iter().any(|row| !row[c].is_null()))
-            .collect();
-        let names = columns
-            .iter()
-            .map(|&c| COLUMNS[c])
-            .collect::<Vec<_>>()
-            .join(", ");
+        let (columns, names) = filled_columns(&cells);
         inserted += on_db!(tx, c => sqlite: {
             let one = format!("({})", vec!["?"; columns.len()].join(","));
             let mut sql = format!("INSERT INTO logs (tenant_id, created_at, {names}) SELECT ?, ?, * FROM (VALUES ");
@@ -324,30 +369,78 @@ pub(crate) async fn insert_rows(
             query.execute(c).await.map(|r| r.rows_affected())
         },
         postgres: {
-            let arrays = columns
-                .iter()
-                .enumerate()
-                .map(|(i, &c)| format!("${}::{}[]", i + 3, cells[0][c].pg_type()))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let sql = format!(
-                "INSERT INTO logs (tenant_id, created_at, {names}) SELECT $1, $2, * FROM UNNEST({arrays})"
-            );
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant_id).bind(now);
-            for &c in &columns {
-                let column = cells.iter().map(|row| row[c]);
-                query = match cells[0][c] {
-                    Cell::Uuid(_) => query.bind(column.map(|v| v.uuid()).collect::<Vec<_>>()),
-                    Cell::Text(_) => query.bind(column.map(|v| v.text()).collect::<Vec<_>>()),
-                    Cell::Int(_) => query.bind(column.map(|v| v.int()).collect::<Vec<_>>()),
-                    Cell::Bool(_) => query.bind(column.map(|v| v.bool()).collect::<Vec<_>>()),
-                    Cell::Json(_) => query.bind(column.map(|v| v.json().map(Json)).collect::<Vec<_>>()),
-                };
+            let mut args = PgArguments::default();
+            match pg_insert(&mut args, tenant_id, now, &cells, &columns, &names) {
+                Ok(sql) => sqlx::query_with(sqlx::AssertSqlSafe(sql), args)
+                    .execute(c)
+                    .await
+                    .map(|r| r.rows_affected()),
+                Err(e) => Err(sqlx::Error::Encode(e)),
             }
-            query.execute(c).await.map(|r| r.rows_affected())
         })?;
     }
     Ok(inserted)
+}
+
+/// The PostgreSQL insert of one chunk's `cells` (the `columns` named
+/// `names`): `INSERT ... SELECT <tenant>, <time>, * FROM UNNEST(<one array
+/// per column>)`, its values bound into `args` after those already there.
+fn pg_insert(
+    args: &mut PgArguments,
+    tenant_id: Uuid,
+    now: DateTime<Utc>,
+    cells: &[[Cell<'_>; COLUMNS.len()]],
+    columns: &[usize],
+    names: &str,
+) -> std::result::Result<String, sqlx::error::BoxDynError> {
+    let first = <PgArguments as Arguments>::len(args) + 1;
+    <PgArguments as Arguments>::add(args, tenant_id)?;
+    <PgArguments as Arguments>::add(args, now)?;
+    let arrays = columns
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| format!("${}::{}[]", first + 2 + i, cells[0][c].pg_type()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for &c in columns {
+        let column = cells.iter().map(|row| row[c]);
+        match cells[0][c] {
+            Cell::Uuid(_) => {
+                <PgArguments as Arguments>::add(args, column.map(|v| v.uuid()).collect::<Vec<_>>())?
+            }
+            Cell::Text(_) => {
+                <PgArguments as Arguments>::add(args, column.map(|v| v.text()).collect::<Vec<_>>())?
+            }
+            Cell::Int(_) => {
+                <PgArguments as Arguments>::add(args, column.map(|v| v.int()).collect::<Vec<_>>())?
+            }
+            Cell::Bool(_) => {
+                <PgArguments as Arguments>::add(args, column.map(|v| v.bool()).collect::<Vec<_>>())?
+            }
+            Cell::Json(_) => <PgArguments as Arguments>::add(
+                args,
+                column.map(|v| v.json().map(Json)).collect::<Vec<_>>(),
+            )?,
+        }
+    }
+    Ok(format!(
+        "INSERT INTO logs (tenant_id, created_at, {names}) SELECT ${first}, ${}, * FROM UNNEST({arrays})",
+        first + 1
+    ))
+}
+
+/// The columns some row of `cells` fills (the required ones always), and
+/// their names for the statement.
+fn filled_columns(cells: &[[Cell<'_>; COLUMNS.len()]]) -> (Vec<usize>, String) {
+    let columns: Vec<usize> = (0..COLUMNS.len())
+        .filter(|&c| c < REQUIRED || cells.iter().any(|row| !row[c].is_null()))
+        .collect();
+    let names = columns
+        .iter()
+        .map(|&c| COLUMNS[c])
+        .collect::<Vec<_>>()
+        .join(", ");
+    (columns, names)
 }
 
 /// The columns of a log row that a batch writes besides `tenant_id` and

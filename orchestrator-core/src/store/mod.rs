@@ -531,19 +531,56 @@ type Buses = (
 
 /// Writes every deferred row of one kind queued in a batch (in the order
 /// they were queued), on the batch's connection just before it commits, and
-/// returns the events to publish (empty for rows that are not events).
+/// returns the events to publish (empty for rows that are not events). On
+/// PostgreSQL a kind that [hosts](DeferKind::hosts) is handed the other
+/// kinds' rows as `WITH` parts to run in its own statement.
 pub(crate) type FlushFn = for<'a> fn(
     &'a mut dyn Access,
     Vec<Box<dyn std::any::Any + Send>>,
+    Option<WithParts>,
 ) -> std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<Vec<Event>>> + Send + 'a>,
 >;
 
+/// A kind's deferred rows as data-modifying statements for PostgreSQL: binds
+/// their values into the arguments (placeholders numbered after the values
+/// already there) and returns each statement's text, to run as a `WITH`
+/// part of the hosting kind's statement.
+pub(crate) type WithPartFn =
+    fn(Vec<Box<dyn std::any::Any + Send>>, &mut sqlx::postgres::PgArguments) -> Result<Vec<String>>;
+
+/// Other kinds' deferred rows, as statements and their bound values, for
+/// the hosting kind to prefix to its own statement as `WITH` parts.
+pub(crate) struct WithParts {
+    pub statements: Vec<String>,
+    pub args: sqlx::postgres::PgArguments,
+}
+
+/// A kind of row that requests leave for their batch to write at its
+/// commit ([`Tx::defer`]).
+///
+/// Why the `WITH` parts: on PostgreSQL each statement of a batch is a round
+/// trip that the one writer waits out, and a lifecycle batch flushed two
+/// kinds (its events and its platform log rows) as two statements before
+/// its `COMMIT`. Run as one statement (`WITH l AS (INSERT INTO logs ...)
+/// INSERT INTO events ... RETURNING ...`), they cost one round trip
+/// (BENCHMARKS.md, item 18). SQLite's statements are calls into the same
+/// process; it flushes each kind on its own.
+pub(crate) struct DeferKind {
+    /// Rows of one kind are written together, by one call of `flush`.
+    pub name: &'static str,
+    pub flush: FlushFn,
+    /// PostgreSQL: the kind's rows as `WITH` parts of a hosting kind's
+    /// statement, where the batch has one.
+    pub with_part: Option<WithPartFn>,
+    /// PostgreSQL: whether `flush` runs other kinds' [`WithParts`] in its
+    /// statement.
+    pub hosts: bool,
+}
+
 /// A row a request leaves for its batch to write at commit ([`Tx::defer`]).
 pub(crate) struct Deferred {
-    /// Rows of one kind are written together, by one call of `flush`.
-    kind: &'static str,
-    flush: FlushFn,
+    kind: &'static DeferKind,
     row: Box<dyn std::any::Any + Send>,
 }
 
@@ -587,15 +624,9 @@ impl Tx {
     /// invisible to this transaction's own reads, so only rows nothing reads
     /// back before the commit are deferred, into tables without foreign
     /// keys (a failed flush fails the whole batch).
-    pub(crate) fn defer<T: std::any::Any + Send>(
-        &mut self,
-        kind: &'static str,
-        flush: FlushFn,
-        row: T,
-    ) {
+    pub(crate) fn defer<T: std::any::Any + Send>(&mut self, kind: &'static DeferKind, row: T) {
         self.deferred.push(Deferred {
             kind,
-            flush,
             row: Box::new(row),
         });
     }
