@@ -5,11 +5,9 @@
 use crate::api::{Event, Timestamp};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
-use crate::store::{Access, Db, DeferKind, Tx, WithParts, on_db};
+use crate::store::{Access, Db, DeferKind, Tx, WithParts, arg_count, on_db, push_arg};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::Arguments;
-use sqlx::postgres::PgArguments;
 use sqlx::types::Json;
 use std::any::Any;
 use std::future::Future;
@@ -177,18 +175,18 @@ async fn insert_with(
     fn column<'r, T>(rows: &'r [PendingEvent], f: impl Fn(&'r PendingEvent) -> T) -> Vec<T> {
         rows.iter().map(f).collect()
     }
-    let first = <PgArguments as Arguments>::len(&args) + 1;
+    let first = arg_count(&args) + 1;
     let added = [
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.tenant_id)),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.event_type.as_str())),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.entity_type.as_str())),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.entity_id)),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.workflow_id)),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.workspace_id)),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.actor_type.as_str())),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.actor_id)),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| Json(&r.data))),
-        <PgArguments as Arguments>::add(&mut args, column(rows, |r| r.created_at)),
+        push_arg(&mut args, column(rows, |r| r.tenant_id)),
+        push_arg(&mut args, column(rows, |r| r.event_type.as_str())),
+        push_arg(&mut args, column(rows, |r| r.entity_type.as_str())),
+        push_arg(&mut args, column(rows, |r| r.entity_id)),
+        push_arg(&mut args, column(rows, |r| r.workflow_id)),
+        push_arg(&mut args, column(rows, |r| r.workspace_id)),
+        push_arg(&mut args, column(rows, |r| r.actor_type.as_str())),
+        push_arg(&mut args, column(rows, |r| r.actor_id)),
+        push_arg(&mut args, column(rows, |r| Json(&r.data))),
+        push_arg(&mut args, column(rows, |r| r.created_at)),
     ];
     for added in added {
         added.map_err(Error::internal)?;

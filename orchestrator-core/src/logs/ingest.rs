@@ -9,11 +9,10 @@ use crate::api::{
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
-use crate::store::{Access, DeferKind, Tx, WithParts, on_db};
+use crate::store::{Access, DeferKind, Tx, WithParts, arg_count, on_db, push_arg};
 use chrono::{DateTime, Utc};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use sqlx::Arguments;
 use sqlx::postgres::PgArguments;
 use sqlx::types::Json;
 use std::any::Any;
@@ -393,9 +392,9 @@ fn pg_insert(
     columns: &[usize],
     names: &str,
 ) -> std::result::Result<String, sqlx::error::BoxDynError> {
-    let first = <PgArguments as Arguments>::len(args) + 1;
-    <PgArguments as Arguments>::add(args, tenant_id)?;
-    <PgArguments as Arguments>::add(args, now)?;
+    let first = arg_count(args) + 1;
+    push_arg(args, tenant_id)?;
+    push_arg(args, now)?;
     let arrays = columns
         .iter()
         .enumerate()
@@ -405,22 +404,13 @@ fn pg_insert(
     for &c in columns {
         let column = cells.iter().map(|row| row[c]);
         match cells[0][c] {
-            Cell::Uuid(_) => {
-                <PgArguments as Arguments>::add(args, column.map(|v| v.uuid()).collect::<Vec<_>>())?
+            Cell::Uuid(_) => push_arg(args, column.map(|v| v.uuid()).collect::<Vec<_>>())?,
+            Cell::Text(_) => push_arg(args, column.map(|v| v.text()).collect::<Vec<_>>())?,
+            Cell::Int(_) => push_arg(args, column.map(|v| v.int()).collect::<Vec<_>>())?,
+            Cell::Bool(_) => push_arg(args, column.map(|v| v.bool()).collect::<Vec<_>>())?,
+            Cell::Json(_) => {
+                push_arg(args, column.map(|v| v.json().map(Json)).collect::<Vec<_>>())?
             }
-            Cell::Text(_) => {
-                <PgArguments as Arguments>::add(args, column.map(|v| v.text()).collect::<Vec<_>>())?
-            }
-            Cell::Int(_) => {
-                <PgArguments as Arguments>::add(args, column.map(|v| v.int()).collect::<Vec<_>>())?
-            }
-            Cell::Bool(_) => {
-                <PgArguments as Arguments>::add(args, column.map(|v| v.bool()).collect::<Vec<_>>())?
-            }
-            Cell::Json(_) => <PgArguments as Arguments>::add(
-                args,
-                column.map(|v| v.json().map(Json)).collect::<Vec<_>>(),
-            )?,
         }
     }
     Ok(format!(
