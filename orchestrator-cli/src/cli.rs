@@ -194,6 +194,9 @@ pub enum Command {
     /// Manage execution environments: create, verify, approve or block (admin).
     #[command(subcommand)]
     Envs(crate::commands::environments::EnvsCommand),
+    /// Cron and interval schedules that launch workflows or tasks (admin).
+    #[command(subcommand)]
+    Schedules(crate::commands::schedules::SchedulesCommand),
     /// Workers, their agents and the containers they report (admin).
     #[command(subcommand)]
     Fleet(crate::commands::fleet::FleetCommand),

@@ -22,6 +22,18 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The control plane acting on its own in `tenant_id` (a background job:
+    /// a schedule's fire), recorded as the `system` owner.
+    pub fn system(tenant_id: Uuid) -> Self {
+        Self {
+            tenant_id,
+            scope: Scope::Service,
+            key_id: Uuid::nil(),
+            owner_type: "system".into(),
+            owner_id: None,
+        }
+    }
+
     /// Fails with `FORBIDDEN` unless the caller's scope ranks at least `scope`.
     pub fn require(&self, scope: Scope) -> Result<()> {
         if self.scope.satisfies(scope) {

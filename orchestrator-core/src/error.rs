@@ -88,6 +88,33 @@ impl Error {
         }
     }
 
+    /// The same error with `prefix` before each field it names: a fault of a
+    /// nested body (a schedule's target) reported at the outer body's path.
+    pub fn prefix_fields(self, prefix: &str) -> Self {
+        let rename = |issues: Issues| Issues {
+            field_errors: issues
+                .field_errors
+                .into_iter()
+                .map(|(field, messages)| (format!("{prefix}{field}"), messages))
+                .collect(),
+            form_errors: issues.form_errors,
+        };
+        match self {
+            Self::Schema { message, issues } => Self::Schema {
+                message: format!("{prefix}{message}"),
+                issues: rename(issues),
+            },
+            Self::Validation {
+                message,
+                issues: Some(issues),
+            } => Self::Validation {
+                message: format!("{prefix}{message}"),
+                issues: Some(rename(issues)),
+            },
+            other => other,
+        }
+    }
+
     pub fn unauthorized(message: impl Into<String>) -> Self {
         Self::Unauthorized {
             message: message.into(),

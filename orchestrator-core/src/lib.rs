@@ -71,6 +71,8 @@ pub mod maintenance;
 #[cfg(feature = "store")]
 pub mod playbooks;
 #[cfg(feature = "store")]
+pub mod schedules;
+#[cfg(feature = "store")]
 pub mod secrets;
 #[cfg(feature = "store")]
 mod startup;

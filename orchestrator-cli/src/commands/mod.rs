@@ -12,6 +12,7 @@ pub mod fleet;
 pub mod login;
 pub mod logs;
 pub mod playbooks;
+pub mod schedules;
 pub mod serve;
 pub mod tasks;
 pub mod tenants;
@@ -67,6 +68,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         // Execution environments, fleet and the worker (issue 11)
         Command::Envs(command) => environments::run(&global, command).await,
         Command::Fleet(command) => fleet::run(&global, command).await,
+        // Schedules (issue 29)
+        Command::Schedules(command) => schedules::run(&global, command).await,
         Command::Worker(command) => worker::run(&global, command).await,
         // Integrations (A2A, ACP, claim credentials, remote MCP)
         Command::A2a(command) => a2a::run(&global, command).await,

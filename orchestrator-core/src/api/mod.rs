@@ -26,6 +26,7 @@ pub mod logs;
 pub mod operations;
 pub mod pagination;
 pub mod playbooks;
+pub mod schedules;
 pub mod tasks;
 pub mod tenants;
 mod time;

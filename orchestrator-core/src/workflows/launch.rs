@@ -167,6 +167,53 @@ pub(crate) async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Re
     Ok(row)
 }
 
+/// Checks and launches a `POST /workflows` body in `tx`: the one launch
+/// path of `POST /workflows` and of schedules (which launch in the
+/// transaction that writes their run row).
+pub(crate) async fn launch_in(
+    tx: &mut Tx,
+    caller: &Caller,
+    request: &CreateWorkflow,
+) -> Result<WorkflowRow> {
+    if request.name.trim().is_empty() || request.name.len() > 200 {
+        return Err(Error::invalid_field("name", "must be 1 to 200 characters"));
+    }
+    if request.metadata.as_ref().is_some_and(|m| !m.is_object()) {
+        return Err(Error::schema_field("metadata", "must be a JSON object"));
+    }
+    validate_packet(
+        request.initial_input_packet.as_ref(),
+        "initial_input_packet",
+    )?;
+    let playbook = lookup_playbook(tx, caller.tenant_id, request.playbook_id)
+        .await?
+        .ok_or_else(|| Error::invalid_field("playbook_id", "no such playbook"))?;
+    lookup_workspace(tx, caller.tenant_id, request.workspace_id)
+        .await?
+        .ok_or_else(|| Error::invalid_field("workspace_id", "no such workspace"))?;
+    insert(
+        tx,
+        caller,
+        NewWorkflow {
+            workspace_id: request.workspace_id,
+            playbook,
+            name: request.name.clone(),
+            operator_note: request.operator_note.clone(),
+            parameters: request.parameters.clone().unwrap_or_default(),
+            metadata: request.metadata.clone().unwrap_or_else(|| json!({})),
+            budget: request.budget.clone().unwrap_or_default(),
+            live_visibility_mode: request.live_visibility_mode.unwrap_or_default(),
+            initial_input_packet: request.initial_input_packet.clone(),
+            lineage_id: None,
+            attempt_number: 1,
+            attempt_kind: "initial",
+            redrive_of: None,
+            activation_reason: "workflow created",
+        },
+    )
+    .await
+}
+
 impl ControlPlane {
     /// `POST /workflows`: the playbook and workspace must exist in the tenant.
     pub async fn create_workflow(
@@ -174,44 +221,8 @@ impl ControlPlane {
         caller: &Caller,
         request: CreateWorkflow,
     ) -> Result<Workflow> {
-        if request.name.trim().is_empty() || request.name.len() > 200 {
-            return Err(Error::invalid_field("name", "must be 1 to 200 characters"));
-        }
-        if request.metadata.as_ref().is_some_and(|m| !m.is_object()) {
-            return Err(Error::schema_field("metadata", "must be a JSON object"));
-        }
-        validate_packet(
-            request.initial_input_packet.as_ref(),
-            "initial_input_packet",
-        )?;
         let mut write = begin_write!(self, caller, "workflows.create", request, Storage::Plain);
-        let playbook = lookup_playbook(&mut write.tx, caller.tenant_id, request.playbook_id)
-            .await?
-            .ok_or_else(|| Error::invalid_field("playbook_id", "no such playbook"))?;
-        lookup_workspace(&mut write.tx, caller.tenant_id, request.workspace_id)
-            .await?
-            .ok_or_else(|| Error::invalid_field("workspace_id", "no such workspace"))?;
-        let row = insert(
-            &mut write.tx,
-            caller,
-            NewWorkflow {
-                workspace_id: request.workspace_id,
-                playbook,
-                name: request.name.clone(),
-                operator_note: request.operator_note.clone(),
-                parameters: request.parameters.clone().unwrap_or_default(),
-                metadata: request.metadata.clone().unwrap_or_else(|| json!({})),
-                budget: request.budget.clone().unwrap_or_default(),
-                live_visibility_mode: request.live_visibility_mode.unwrap_or_default(),
-                initial_input_packet: request.initial_input_packet.clone(),
-                lineage_id: None,
-                attempt_number: 1,
-                attempt_kind: "initial",
-                redrive_of: None,
-                activation_reason: "workflow created",
-            },
-        )
-        .await?;
+        let row = launch_in(&mut write.tx, caller, &request).await?;
         let workflow = row.to_api();
         write.finish(workflow).await
     }

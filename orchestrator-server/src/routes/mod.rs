@@ -18,6 +18,7 @@ mod health;
 mod logs;
 mod playbooks;
 mod remote_mcp;
+mod schedules;
 mod settings;
 mod tasks;
 mod tenants;
@@ -595,6 +596,18 @@ pub(crate) fn table() -> Vec<Route> {
             Admin,
             environments::support,
         ),
+        // Schedules (issue 29)
+        Route::scoped(M::POST, "/api/v1/schedules", Admin, schedules::create),
+        Route::scoped(M::GET, "/api/v1/schedules", Admin, schedules::list),
+        Route::scoped(M::POST, "/api/v1/schedules/preview", Admin, schedules::preview),
+        Route::scoped(M::GET, "/api/v1/schedules/{id}", Admin, schedules::get),
+        Route::scoped(M::PATCH, "/api/v1/schedules/{id}", Admin, schedules::patch),
+        Route::scoped(M::DELETE, "/api/v1/schedules/{id}", Admin, schedules::delete),
+        Route::scoped(M::POST, "/api/v1/schedules/{id}/pause", Admin, schedules::pause),
+        Route::scoped(M::POST, "/api/v1/schedules/{id}/resume", Admin, schedules::resume),
+        Route::scoped(M::POST, "/api/v1/schedules/{id}/trigger", Admin, schedules::trigger),
+        Route::scoped(M::POST, "/api/v1/schedules/{id}/backfill", Admin, schedules::backfill),
+        Route::scoped(M::GET, "/api/v1/schedules/{id}/runs", Admin, schedules::runs),
         Route::scoped(M::GET, "/api/v1/fleet/workers", Admin, fleet::workers),
         Route::scoped(
             M::GET,
