@@ -53,6 +53,11 @@ const JOBS: &[Job] = &[
         run: |core| Box::pin(core.liveness_job()),
     },
     Job {
+        name: "schedules",
+        woken: true,
+        run: |core| Box::pin(core.schedules_job()),
+    },
+    Job {
         name: "retention",
         woken: false,
         run: |core| Box::pin(core.retention_job()),

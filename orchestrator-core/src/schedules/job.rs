@@ -22,6 +22,10 @@ const LATE_AFTER: Duration = Duration::seconds(5);
 /// whether the running workflow or task has ended.
 const BUFFER_POLL: Duration = Duration::seconds(1);
 
+/// The earliest the job runs again after a turn (a slot still due after
+/// its turn had an error).
+const RETRY_SOON: Duration = Duration::milliseconds(200);
+
 /// Most slots one schedule fires in one turn of the job (the rest in the
 /// next turn, at once).
 const SLOTS_PER_TURN: usize = 1_100;
@@ -67,7 +71,9 @@ impl ControlPlane {
             let soon = now + BUFFER_POLL;
             wake = Some(wake.map_or(soon, |at| at.min(soon)));
         }
-        Ok(wake)
+        // A slot still due here is one whose turn failed (logged above):
+        // not again at once.
+        Ok(wake.map(|at| at.max(now + RETRY_SOON)))
     }
 
     /// Fires what is due of one schedule; answers whether it should be
