@@ -8,6 +8,7 @@ use super::{agent, at, every, manual_server, move_to, runs};
 use chrono::Duration;
 use orchestrator_client::Client;
 use orchestrator_client::api::schedules::{OverlapPolicy, RunOutcome, Schedule, ScheduleRun};
+use orchestrator_client::TaskOperation;
 use orchestrator_client::api::{ClaimTask, EventFilter, TaskState};
 use orchestrator_core::clock::ManualClock;
 use orchestrator_tests::TestServer;
@@ -88,7 +89,12 @@ async fn buffer_one_fires_the_waiting_slot_when_the_running_one_ends() {
     assert_eq!(runs_now[0].scheduled_for.to_string(), "2026-06-01T00:03:00.000Z");
     assert_eq!(runs_now[0].outcome, RunOutcome::Skipped, "one slot waits at most");
 
-    admin.tasks().complete(held, &Default::default()).await.unwrap();
+    // The held task ends (cancelled by the operator).
+    admin
+        .tasks()
+        .act(held, TaskOperation::Cancel, &Default::default())
+        .await
+        .unwrap();
     clock.advance(Duration::seconds(1));
     let mut buffered = None;
     for _ in 0..500 {

@@ -21,7 +21,7 @@
 
 use crate::error::{Error, Result};
 use chrono::offset::LocalResult;
-use chrono::{DateTime, Duration, NaiveDateTime, TimeZone, Utc};
+use chrono::{DateTime, Duration, NaiveDateTime, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
@@ -93,7 +93,7 @@ impl Spec {
             (Some(expression), None) => Kind::Cron(Box::new(parse_cron(expression)?)),
             (None, Some(seconds)) => {
                 if !(1..=crate::api::schedules::MAX_SCHEDULE_SECONDS).contains(&seconds) {
-                    return Err(Error::schema_field(
+                    return Err(Error::invalid_field(
                         "every_seconds",
                         "must be 1 to 31,536,000",
                     ));
@@ -121,7 +121,12 @@ impl Spec {
                 anchor.checked_add_signed(Duration::milliseconds(k * step))
             }
             Kind::Cron(cron) => {
-                let mut wall = t.with_timezone(&self.zone).naive_local();
+                // Cron slots are whole minutes: search from whole seconds.
+                let mut wall = t
+                    .with_timezone(&self.zone)
+                    .naive_local()
+                    .with_nanosecond(0)
+                    .unwrap_or_default();
                 // Each turn moves `wall` forward; a few turns at most cross a
                 // repeated hour.
                 for _ in 0..64 {
@@ -202,17 +207,22 @@ impl Spec {
     /// the gap `wall` falls in): a binary search over the 72 hours around it,
     /// where local time only moves forward across a gap.
     fn gap_end(&self, wall: NaiveDateTime) -> DateTime<Utc> {
-        let mut low = Utc.from_utc_datetime(&wall) - Duration::hours(36);
-        let mut high = Utc.from_utc_datetime(&wall) + Duration::hours(36);
-        while high - low > Duration::seconds(1) {
+        // Zone changes fall on whole seconds: search Unix seconds.
+        let centre = wall.and_utc().timestamp();
+        let (mut low, mut high) = (centre - 36 * 3600, centre + 36 * 3600);
+        let local = |second: i64| {
+            DateTime::from_timestamp(second, 0)
+                .map(|t| t.with_timezone(&self.zone).naive_local())
+        };
+        while high - low > 1 {
             let middle = low + (high - low) / 2;
-            if middle.with_timezone(&self.zone).naive_local() >= wall {
+            if local(middle).is_some_and(|l| l >= wall) {
                 high = middle;
             } else {
                 low = middle;
             }
         }
-        high
+        DateTime::from_timestamp(high, 0).unwrap_or(DateTime::UNIX_EPOCH)
     }
 }
 
