@@ -1,6 +1,6 @@
 //! `/api/v1/schedules` (admin): cron and interval schedules and their runs.
 
-use crate::client::{CarriesRequestId, Client, JsonWithRequestId, M, page_query};
+use crate::client::{Client, JsonWithRequestId, M, page_query};
 use crate::error::Result;
 use crate::paging;
 use futures_util::stream::BoxStream;
@@ -10,32 +10,6 @@ use orchestrator_core::api::schedules::{
 };
 use orchestrator_core::api::{Page, PageRequest};
 use uuid::Uuid;
-
-impl Client {
-    /// Schedules (issue 29).
-    pub fn schedules(&self) -> Schedules<'_> {
-        Schedules { client: self }
-    }
-}
-
-macro_rules! carries_request_id {
-    ($($t:ty),* $(,)?) => {$(
-        impl CarriesRequestId for $t {
-            fn request_id(&self) -> Option<&str> {
-                self.request_id.as_deref()
-            }
-            fn set_request_id(&mut self, id: String) {
-                self.request_id = Some(id);
-            }
-        }
-    )*};
-}
-carries_request_id!(
-    CreateSchedule,
-    PatchSchedule,
-    TriggerSchedule,
-    BackfillSchedule
-);
 
 /// The `Schedules` routes: get one from [`Client::schedules`].
 pub struct Schedules<'c> {
