@@ -19,6 +19,7 @@ use crate::request::Req;
 use crate::response::Reply;
 use http::{HeaderValue, StatusCode, header};
 use orchestrator_core::api::Scope;
+use orchestrator_core::schedules::{LAG_BUCKETS, ScheduleStats};
 use orchestrator_core::{ControlPlane, Error};
 use prometheus::{
     HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
@@ -242,6 +243,23 @@ impl Metrics {
                 .register(Box::new(counter))
                 .expect("metric names are unique");
         }
+        let schedule_runs = IntCounterVec::new(
+            Opts::new(
+                "orch_schedule_runs_total",
+                "Schedule slots by outcome (launched, skipped, cancelled_previous, failed)",
+            ),
+            &["outcome"],
+        )
+        .expect("valid metric");
+        let schedules = core.schedule_stats(tenant).await?;
+        for (outcome, count) in &schedules.runs {
+            schedule_runs
+                .with_label_values(&[outcome.as_str()])
+                .inc_by(u64::try_from(*count).unwrap_or(0));
+        }
+        database
+            .register(Box::new(schedule_runs))
+            .expect("metric names are unique");
         for collector in [tasks, queue, pool] {
             database
                 .register(Box::new(collector))
@@ -249,10 +267,31 @@ impl Metrics {
         }
         let mut families = self.registry.gather();
         families.extend(database.gather());
-        TextEncoder::new()
+        let mut text = TextEncoder::new()
             .encode_to_string(&families)
-            .map_err(|e| Error::internal(format!("encoding metrics: {e}")))
+            .map_err(|e| Error::internal(format!("encoding metrics: {e}")))?;
+        lag_histogram(&mut text, &schedules);
+        Ok(text)
     }
+}
+
+/// `orch_schedule_fire_lag_seconds`: a histogram whose buckets are counted
+/// in the database (the prometheus crate's histograms only observe), in the
+/// text format.
+fn lag_histogram(text: &mut String, stats: &ScheduleStats) {
+    use std::fmt::Write;
+    let name = "orch_schedule_fire_lag_seconds";
+    let _ = writeln!(
+        text,
+        "# HELP {name} Lag between a schedule slot's due time (slot + jitter) and its fire"
+    );
+    let _ = writeln!(text, "# TYPE {name} histogram");
+    for (le, count) in LAG_BUCKETS.iter().zip(&stats.lag_buckets) {
+        let _ = writeln!(text, "{name}_bucket{{le=\"{le}\"}} {count}");
+    }
+    let _ = writeln!(text, "{name}_bucket{{le=\"+Inf\"}} {}", stats.lag_count);
+    let _ = writeln!(text, "{name}_sum {}", stats.lag_sum_seconds);
+    let _ = writeln!(text, "{name}_count {}", stats.lag_count);
 }
 
 /// Keeps a gauge one higher while it lives.

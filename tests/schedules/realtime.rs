@@ -33,6 +33,20 @@ async fn an_every_second_schedule_fires_on_time_pauses_and_resumes_without_catch
             "fired {lag} after its slot"
         );
     }
+    // The metrics: runs by outcome, and every timer fire's lag under 1 s.
+    let launched = server
+        .metric("orch_schedule_runs_total{outcome=\"launched\"}")
+        .await
+        .unwrap();
+    assert!(launched >= 2.0, "{launched}");
+    let fires = server.metric("orch_schedule_fire_lag_seconds_count").await.unwrap();
+    assert!(fires >= 2.0);
+    assert_eq!(
+        server
+            .metric("orch_schedule_fire_lag_seconds_bucket{le=\"1\"}")
+            .await,
+        Some(fires)
+    );
 
     let paused = admin.schedules().pause(schedule.id).await.unwrap();
     assert!(paused.paused && paused.next_fire_at.is_none());

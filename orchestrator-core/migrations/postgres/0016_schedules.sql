@@ -8,7 +8,8 @@
 -- waiting; `backfill_next`/`backfill_until` the rest of a backfill.
 -- The unique key on (schedule_id, scheduled_for) is what makes each slot
 -- fire at most once: the run row is inserted in the transaction that
--- launches the workflow or creates the task.
+-- launches the workflow or creates the task. `lag_ms` is how long after
+-- its due time (slot + jitter) a timer's fire ran (for the metrics).
 
 CREATE TABLE schedules (
     id                      UUID PRIMARY KEY,
@@ -49,6 +50,7 @@ CREATE TABLE schedule_runs (
     fired_at        TIMESTAMPTZ NOT NULL,
     outcome         TEXT NOT NULL,
     reason          TEXT,
+    lag_ms          BIGINT,
     workflow_id     UUID,
     task_id         UUID
 );

@@ -256,6 +256,7 @@ impl ControlPlane {
         row: &mut ScheduleRow,
         slot: Slot,
     ) -> Result<Option<RunRow>> {
+        let row_due = row.due(slot.at);
         slot.advance(row)?;
         let now = millis(self.clock().now());
         let mut run = RunRow {
@@ -267,6 +268,7 @@ impl ControlPlane {
             reason: None,
             workflow_id: None,
             task_id: None,
+            lag_ms: None,
         };
         let mut decision = slot.decision;
         if let Decision::Fire { overlap, .. } = decision
@@ -298,6 +300,9 @@ impl ControlPlane {
             Decision::Fire { cancelled, .. } => {
                 if cancelled {
                     run.outcome = RunOutcome::CancelledPrevious.as_str().into();
+                }
+                if slot.source == Source::Next {
+                    run.lag_ms = Some((now - row_due).num_milliseconds().max(0));
                 }
                 row.fire_count += 1;
                 row.last_fired_at = Some(now);
@@ -346,6 +351,7 @@ impl ControlPlane {
             reason: Some(error.to_string()),
             workflow_id: None,
             task_id: None,
+            lag_ms: None,
         };
         let claimed = rows::claim_slot(&mut tx, row.tenant_id, &run).await?;
         if claimed {

@@ -11,7 +11,8 @@
 //!   backfills, and when to wake next;
 //! - `operations.rs`: create, list, get, patch, delete, pause, resume,
 //!   preview;
-//! - `runs.rs`: trigger, backfill and the run history.
+//! - `runs.rs`: trigger, backfill and the run history;
+//! - `stats.rs`: runs by outcome and fire lag, for the metrics endpoint.
 //!
 //! This module sits above `lifecycle` (a `cancel_previous` overlap cancels
 //! through the operator's cancel) and `workflows`/`tasks` (it launches
@@ -24,3 +25,6 @@ mod operations;
 mod rows;
 mod runs;
 mod spec;
+mod stats;
+
+pub use stats::{LAG_BUCKETS, ScheduleStats};

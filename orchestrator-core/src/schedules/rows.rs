@@ -241,10 +241,13 @@ pub(crate) struct RunRow {
     pub reason: Option<String>,
     pub workflow_id: Option<Uuid>,
     pub task_id: Option<Uuid>,
+    /// How late a timer's fire ran after its due time (none for skips,
+    /// triggers, buffers and backfills).
+    pub lag_ms: Option<i64>,
 }
 
 pub(crate) const RUN_COLUMNS: &str =
-    "id, schedule_id, scheduled_for, fired_at, outcome, reason, workflow_id, task_id";
+    "id, schedule_id, scheduled_for, fired_at, outcome, reason, workflow_id, task_id, lag_ms";
 
 impl RunRow {
     pub(crate) fn to_api(&self) -> ScheduleRun {
@@ -268,7 +271,7 @@ impl RunRow {
 pub(crate) async fn claim_slot(tx: &mut Tx, tenant_id: Uuid, run: &RunRow) -> Result<bool> {
     let inserted = on_db!(tx, c => sqlx::query(
         "INSERT INTO schedule_runs (id, tenant_id, schedule_id, scheduled_for, fired_at, outcome, reason, \
-         workflow_id, task_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
+         workflow_id, task_id, lag_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (schedule_id, scheduled_for) DO NOTHING",
     )
     .bind(run.id)
@@ -280,6 +283,7 @@ pub(crate) async fn claim_slot(tx: &mut Tx, tenant_id: Uuid, run: &RunRow) -> Re
     .bind(&run.reason)
     .bind(run.workflow_id)
     .bind(run.task_id)
+    .bind(run.lag_ms)
     .execute(c)
     .await
     .map(|r| r.rows_affected()))?;
