@@ -19,9 +19,20 @@ async fn schedules_create_show_trigger_backfill_and_delete() {
             &server,
             dir,
             &[
-                "schedules", "create", "--name", "nightly", "--cron", "0 2 * * *", "--tz",
-                "Europe/Paris", "--playbook", &playbook.to_string(), "--workspace",
-                &workspace.to_string(), "-o", "json",
+                "schedules",
+                "create",
+                "--name",
+                "nightly",
+                "--cron",
+                "0 2 * * *",
+                "--tz",
+                "Europe/Paris",
+                "--playbook",
+                &playbook.to_string(),
+                "--workspace",
+                &workspace.to_string(),
+                "-o",
+                "json",
             ],
         )
         .await,
@@ -35,7 +46,10 @@ async fn schedules_create_show_trigger_backfill_and_delete() {
     let shown = text(&orch(&server, dir, &["schedules", "get", &id]).await);
     assert!(shown.contains("in ") && shown.contains(&next), "{shown}");
     let listed = text(&orch(&server, dir, &["schedules", "list"]).await);
-    assert!(listed.contains("nightly") && listed.contains(&next), "{listed}");
+    assert!(
+        listed.contains("nightly") && listed.contains(&next),
+        "{listed}"
+    );
 
     // An interval with a task from a file.
     let task_file = dir.join("task.yaml");
@@ -45,8 +59,17 @@ async fn schedules_create_show_trigger_backfill_and_delete() {
             &server,
             dir,
             &[
-                "schedules", "create", "--name", "sweep", "--every", "5m", "--task-file",
-                task_file.to_str().unwrap(), "--paused", "-o", "json",
+                "schedules",
+                "create",
+                "--name",
+                "sweep",
+                "--every",
+                "5m",
+                "--task-file",
+                task_file.to_str().unwrap(),
+                "--paused",
+                "-o",
+                "json",
             ],
         )
         .await,
@@ -67,8 +90,15 @@ async fn schedules_create_show_trigger_backfill_and_delete() {
             &server,
             dir,
             &[
-                "schedules", "backfill", &id, "--from", "2026-01-01T00:00:00Z", "--to",
-                "2026-01-03T00:00:00Z", "-o", "json",
+                "schedules",
+                "backfill",
+                &id,
+                "--from",
+                "2026-01-01T00:00:00Z",
+                "--to",
+                "2026-01-03T00:00:00Z",
+                "-o",
+                "json",
             ],
         )
         .await,
@@ -86,7 +116,20 @@ async fn schedules_create_show_trigger_backfill_and_delete() {
 
     // Update, pause, resume.
     let updated = json(
-        &orch(&server, dir, &["schedules", "update", &id, "--cron", "@hourly", "-o", "json"]).await,
+        &orch(
+            &server,
+            dir,
+            &[
+                "schedules",
+                "update",
+                &id,
+                "--cron",
+                "@hourly",
+                "-o",
+                "json",
+            ],
+        )
+        .await,
     );
     assert_eq!(updated["cron"], "@hourly");
     let paused = json(&orch(&server, dir, &["schedules", "pause", &id, "-o", "json"]).await);
@@ -98,7 +141,14 @@ async fn schedules_create_show_trigger_backfill_and_delete() {
     let missing = orch(
         &server,
         dir,
-        &["schedules", "create", "--name", "x", "--task-file", task_file.to_str().unwrap()],
+        &[
+            "schedules",
+            "create",
+            "--name",
+            "x",
+            "--task-file",
+            task_file.to_str().unwrap(),
+        ],
     )
     .await;
     assert!(!missing.status.success());
@@ -106,8 +156,16 @@ async fn schedules_create_show_trigger_backfill_and_delete() {
         &server,
         dir,
         &[
-            "schedules", "create", "--name", "x", "--cron", "@daily", "--tz", "Nowhere/Here",
-            "--task-file", task_file.to_str().unwrap(),
+            "schedules",
+            "create",
+            "--name",
+            "x",
+            "--cron",
+            "@daily",
+            "--tz",
+            "Nowhere/Here",
+            "--task-file",
+            task_file.to_str().unwrap(),
         ],
     )
     .await;

@@ -11,6 +11,7 @@ import { logsPage } from './pages/logs.js';
 import { launchPage } from './pages/launch.js';
 import { playbooksPage, catalogPage, workspacesPage, workspacePage } from './pages/catalog.js';
 import { fleetPage } from './pages/fleet.js';
+import { schedulesPage, schedulePage } from './pages/schedules.js';
 
 // [pattern, page, nav tab]: the first match wins; `:id` captures a segment.
 const routes = [
@@ -27,6 +28,8 @@ const routes = [
   ['/ui/workspaces', workspacesPage, 'workspaces'],
   ['/ui/workspaces/:id', workspacePage, 'workspaces'],
   ['/ui/fleet', fleetPage, 'fleet'],
+  ['/ui/schedules', schedulesPage, 'schedules'],
+  ['/ui/schedules/:id', schedulePage, 'schedules'],
 ];
 
 function match(pathname) {

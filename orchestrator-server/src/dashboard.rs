@@ -51,6 +51,7 @@ const ASSETS: &[Asset] = &[
     asset!("pages/launch.js", JS),
     asset!("pages/catalog.js", JS),
     asset!("pages/fleet.js", JS),
+    asset!("pages/schedules.js", JS),
 ];
 
 const INDEX: &[u8] = include_bytes!("../dashboard/index.html");

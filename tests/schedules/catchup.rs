@@ -53,7 +53,13 @@ async fn slots_missed_while_no_server_ran_follow_the_catchup_policy() {
         let mut runs = runs;
         runs.reverse();
         runs.into_iter()
-            .map(|r| (r.scheduled_for.to_string()[11..16].to_owned(), r.outcome, r.reason))
+            .map(|r| {
+                (
+                    r.scheduled_for.to_string()[11..16].to_owned(),
+                    r.outcome,
+                    r.reason,
+                )
+            })
             .collect::<Vec<_>>()
     };
     let missed = || Some("missed".to_owned());

@@ -46,7 +46,11 @@ async fn fired(client: &Client, id: Uuid) -> Vec<DateTime<Utc>> {
 async fn paris_daylight_saving_days_fire_once_per_day() {
     let (server, clock) = manual_server("2026-03-28T12:00:00Z").await;
     let admin = server.admin();
-    let nine = admin.schedules().create(&paris("nine", "0 9 * * *")).await.unwrap();
+    let nine = admin
+        .schedules()
+        .create(&paris("nine", "0 9 * * *"))
+        .await
+        .unwrap();
     let half_past_two = admin
         .schedules()
         .create(&paris("half past two", "30 2 * * *"))
@@ -55,8 +59,18 @@ async fn paris_daylight_saving_days_fire_once_per_day() {
     let ids = [nine.id, half_past_two.id];
 
     // Spring forward: 2026-03-29, 02:00 CET becomes 03:00 CEST.
-    walk(&admin, &clock, &ids, "2026-03-28T12:00:00Z", "2026-03-29T12:00:00Z").await;
-    assert_eq!(fired(&admin, nine.id).await, vec![at("2026-03-29T07:00:00Z")]);
+    walk(
+        &admin,
+        &clock,
+        &ids,
+        "2026-03-28T12:00:00Z",
+        "2026-03-29T12:00:00Z",
+    )
+    .await;
+    assert_eq!(
+        fired(&admin, nine.id).await,
+        vec![at("2026-03-29T07:00:00Z")]
+    );
     assert_eq!(
         fired(&admin, half_past_two.id).await,
         vec![at("2026-03-29T01:00:00Z")],
@@ -65,7 +79,14 @@ async fn paris_daylight_saving_days_fire_once_per_day() {
 
     // Fall back: 2026-10-25, 03:00 CEST becomes 02:00 CET. The months
     // between fall outside the catch-up window and fire nothing.
-    walk(&admin, &clock, &ids, "2026-10-24T12:00:00Z", "2026-10-25T12:00:00Z").await;
+    walk(
+        &admin,
+        &clock,
+        &ids,
+        "2026-10-24T12:00:00Z",
+        "2026-10-25T12:00:00Z",
+    )
+    .await;
     assert_eq!(
         fired(&admin, nine.id).await,
         vec![at("2026-03-29T07:00:00Z"), at("2026-10-25T08:00:00Z")]

@@ -32,7 +32,11 @@ async fn two_replicas_fire_each_slot_once() {
     let other = Client::new(format!("http://{}", second.local_addr()))
         .unwrap()
         .with_api_key(&first.admin_key);
-    other.schedules().patch(schedule.id, &Default::default()).await.unwrap();
+    other
+        .schedules()
+        .patch(schedule.id, &Default::default())
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_secs(8)).await;
     admin.schedules().pause(schedule.id).await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -96,7 +100,9 @@ async fn twenty_concurrent_triggers_under_skip_launch_one() {
     assert_eq!(tasks.total, 1, "one task launched");
     let runs = runs(&admin, schedule.id).await;
     assert_eq!(
-        runs.iter().filter(|r| r.outcome == RunOutcome::Launched).count(),
+        runs.iter()
+            .filter(|r| r.outcome == RunOutcome::Launched)
+            .count(),
         1
     );
 

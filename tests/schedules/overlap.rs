@@ -7,8 +7,8 @@
 use super::{agent, at, every, manual_server, move_to, runs};
 use chrono::Duration;
 use orchestrator_client::Client;
-use orchestrator_client::api::schedules::{OverlapPolicy, RunOutcome, Schedule, ScheduleRun};
 use orchestrator_client::TaskOperation;
+use orchestrator_client::api::schedules::{OverlapPolicy, RunOutcome, Schedule, ScheduleRun};
 use orchestrator_client::api::{ClaimTask, EventFilter, TaskState};
 use orchestrator_core::clock::ManualClock;
 use orchestrator_tests::TestServer;
@@ -72,7 +72,10 @@ async fn skip_writes_a_skipped_run_and_an_event() {
     assert_eq!(events.items.len(), 1);
     assert_eq!(events.items[0].entity_id, schedule.id);
     assert_eq!(events.items[0].data["reason"], "overlap");
-    assert_eq!(admin.tasks().get(held).await.unwrap().state, TaskState::Claimed);
+    assert_eq!(
+        admin.tasks().get(held).await.unwrap().state,
+        TaskState::Claimed
+    );
     let record = admin.schedules().get(schedule.id).await.unwrap();
     assert_eq!((record.fire_count, record.skip_count), (1, 1));
 }
@@ -86,8 +89,15 @@ async fn buffer_one_fires_the_waiting_slot_when_the_running_one_ends() {
     move_to(&admin, &clock, schedule.id, at("2026-06-01T00:03:00Z")).await;
     let runs_now = runs(&admin, schedule.id).await;
     assert_eq!(runs_now.len(), 2);
-    assert_eq!(runs_now[0].scheduled_for.to_string(), "2026-06-01T00:03:00.000Z");
-    assert_eq!(runs_now[0].outcome, RunOutcome::Skipped, "one slot waits at most");
+    assert_eq!(
+        runs_now[0].scheduled_for.to_string(),
+        "2026-06-01T00:03:00.000Z"
+    );
+    assert_eq!(
+        runs_now[0].outcome,
+        RunOutcome::Skipped,
+        "one slot waits at most"
+    );
 
     // The held task ends (cancelled by the operator).
     admin
@@ -119,7 +129,10 @@ async fn allow_all_fires_beside_the_running_one() {
     let runs = second_slot(&admin, &clock, schedule.id).await;
     assert_eq!(runs[0].outcome, RunOutcome::Launched);
     assert_ne!(runs[0].task_id, Some(held));
-    assert_eq!(admin.tasks().get(held).await.unwrap().state, TaskState::Claimed);
+    assert_eq!(
+        admin.tasks().get(held).await.unwrap().state,
+        TaskState::Claimed
+    );
 }
 
 #[tokio::test]
@@ -129,7 +142,10 @@ async fn cancel_previous_cancels_the_held_task_then_fires() {
     let runs = second_slot(&admin, &clock, schedule.id).await;
     assert_eq!(runs[0].outcome, RunOutcome::CancelledPrevious);
     assert!(runs[0].task_id.is_some());
-    assert_eq!(admin.tasks().get(held).await.unwrap().state, TaskState::Cancelled);
+    assert_eq!(
+        admin.tasks().get(held).await.unwrap().state,
+        TaskState::Cancelled
+    );
     let events = admin
         .events()
         .list(&EventFilter {

@@ -39,7 +39,10 @@ async fn an_every_second_schedule_fires_on_time_pauses_and_resumes_without_catch
         .await
         .unwrap();
     assert!(launched >= 2.0, "{launched}");
-    let fires = server.metric("orch_schedule_fire_lag_seconds_count").await.unwrap();
+    let fires = server
+        .metric("orch_schedule_fire_lag_seconds_count")
+        .await
+        .unwrap();
     assert!(fires >= 2.0);
     assert_eq!(
         server
@@ -52,7 +55,11 @@ async fn an_every_second_schedule_fires_on_time_pauses_and_resumes_without_catch
     assert!(paused.paused && paused.next_fire_at.is_none());
     let before = runs(&admin, schedule.id).await.len();
     tokio::time::sleep(Duration::from_millis(2500)).await;
-    assert_eq!(runs(&admin, schedule.id).await.len(), before, "paused: no fires");
+    assert_eq!(
+        runs(&admin, schedule.id).await.len(),
+        before,
+        "paused: no fires"
+    );
 
     let resumed_at = Utc::now();
     let resumed = admin.schedules().resume(schedule.id).await.unwrap();
@@ -62,7 +69,11 @@ async fn an_every_second_schedule_fires_on_time_pauses_and_resumes_without_catch
     let new: Vec<_> = after.iter().take(after.len() - before).collect();
     assert!(!new.is_empty(), "fires again after resume");
     for run in new {
-        assert_eq!(run.outcome, RunOutcome::Launched, "nothing skipped as missed");
+        assert_eq!(
+            run.outcome,
+            RunOutcome::Launched,
+            "nothing skipped as missed"
+        );
         assert!(
             run.scheduled_for.as_datetime() >= resumed_at - chrono::Duration::milliseconds(5),
             "no paused slot caught up: {run:?}"
@@ -78,12 +89,25 @@ async fn an_every_second_schedule_fires_on_time_pauses_and_resumes_without_catch
         .await
         .unwrap();
     let types: Vec<_> = events.items.iter().map(|e| e.event_type.as_str()).collect();
-    for expected in ["schedule.created", "schedule.fired", "schedule.paused", "schedule.resumed"] {
+    for expected in [
+        "schedule.created",
+        "schedule.fired",
+        "schedule.paused",
+        "schedule.resumed",
+    ] {
         assert!(types.contains(&expected), "{expected} in {types:?}");
     }
     let deleted = admin.schedules().delete(schedule.id).await.unwrap();
     assert!(deleted.deleted);
-    assert_eq!(admin.schedules().get(schedule.id).await.unwrap_err().status(), Some(404));
+    assert_eq!(
+        admin
+            .schedules()
+            .get(schedule.id)
+            .await
+            .unwrap_err()
+            .status(),
+        Some(404)
+    );
 }
 
 #[tokio::test]
@@ -114,9 +138,17 @@ async fn workflows_carry_the_slot_a_failed_fire_is_recorded_and_backfills_fire_e
         .await
         .unwrap();
     assert_eq!(run.outcome, RunOutcome::Launched);
-    let workflow = admin.workflows().get(run.workflow_id.unwrap()).await.unwrap().workflow;
+    let workflow = admin
+        .workflows()
+        .get(run.workflow_id.unwrap())
+        .await
+        .unwrap()
+        .workflow;
     assert_eq!(workflow.metadata["schedule_id"], schedule.id.to_string());
-    assert_eq!(workflow.metadata["scheduled_for"], run.scheduled_for.to_string());
+    assert_eq!(
+        workflow.metadata["scheduled_for"],
+        run.scheduled_for.to_string()
+    );
     assert_eq!(workflow.metadata["team"], "ops");
     assert!(workflow.name.starts_with("nightly "));
 
@@ -145,16 +177,33 @@ async fn workflows_carry_the_slot_a_failed_fire_is_recorded_and_backfills_fire_e
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let slots: Vec<_> = backfilled.iter().map(|r| r.scheduled_for.to_string()).collect();
-    assert!(slots.contains(&"2026-01-01T01:00:00.000Z".to_owned()), "{slots:?}");
-    assert!(slots.contains(&"2026-01-03T01:00:00.000Z".to_owned()), "{slots:?}");
+    let slots: Vec<_> = backfilled
+        .iter()
+        .map(|r| r.scheduled_for.to_string())
+        .collect();
+    assert!(
+        slots.contains(&"2026-01-01T01:00:00.000Z".to_owned()),
+        "{slots:?}"
+    );
+    assert!(
+        slots.contains(&"2026-01-03T01:00:00.000Z".to_owned()),
+        "{slots:?}"
+    );
     let too_many = admin
         .schedules()
         .backfill(
             schedule.id,
             &BackfillSchedule {
-                from: Timestamp::from("2020-01-01T00:00:00Z".parse::<chrono::DateTime<Utc>>().unwrap()),
-                to: Timestamp::from("2026-01-01T00:00:00Z".parse::<chrono::DateTime<Utc>>().unwrap()),
+                from: Timestamp::from(
+                    "2020-01-01T00:00:00Z"
+                        .parse::<chrono::DateTime<Utc>>()
+                        .unwrap(),
+                ),
+                to: Timestamp::from(
+                    "2026-01-01T00:00:00Z"
+                        .parse::<chrono::DateTime<Utc>>()
+                        .unwrap(),
+                ),
                 request_id: None,
             },
         )
@@ -171,7 +220,10 @@ async fn workflows_carry_the_slot_a_failed_fire_is_recorded_and_backfills_fire_e
         .await
         .unwrap();
     assert_eq!(failed.outcome, RunOutcome::Failed);
-    assert!(failed.reason.as_deref().unwrap().contains("archived"), "{failed:?}");
+    assert!(
+        failed.reason.as_deref().unwrap().contains("archived"),
+        "{failed:?}"
+    );
     let events = admin
         .events()
         .list(&EventFilter {

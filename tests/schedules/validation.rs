@@ -60,7 +60,11 @@ async fn bad_bodies_are_refused_naming_the_field_and_change_nothing() {
     ];
     for (extra, field) in cases {
         let (status, answer) = post(&server, "/api/v1/schedules", body(extra.clone())).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {answer}");
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{extra}: {answer}"
+        );
         assert_eq!(answer["error"]["code"], "SCHEMA_VALIDATION_FAILED");
         assert!(
             fields(&answer).iter().any(|f| f.starts_with(field)),
@@ -70,7 +74,10 @@ async fn bad_bodies_are_refused_naming_the_field_and_change_nothing() {
     for (extra, field) in [
         (json!({ "every_seconds": 0, "cron": null }), "every_seconds"),
         (json!({ "jitter_seconds": 3601 }), "jitter_seconds"),
-        (json!({ "catchup_window_seconds": -1 }), "catchup_window_seconds"),
+        (
+            json!({ "catchup_window_seconds": -1 }),
+            "catchup_window_seconds",
+        ),
         (json!({ "name": " " }), "name"),
         (
             json!({ "start_at": "2027-01-02T00:00:00Z", "end_at": "2027-01-01T00:00:00Z" }),
@@ -88,15 +95,27 @@ async fn bad_bodies_are_refused_naming_the_field_and_change_nothing() {
         let (status, answer) = post(&server, "/api/v1/schedules", body(extra.clone())).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{extra}: {answer}");
         assert_eq!(answer["error"]["code"], "VALIDATION_ERROR");
-        assert!(fields(&answer).contains(&field.to_owned()), "{extra} names {field}: {answer}");
+        assert!(
+            fields(&answer).contains(&field.to_owned()),
+            "{extra} names {field}: {answer}"
+        );
     }
     let admin = server.admin();
     assert_eq!(
-        admin.schedules().list(&Default::default(), Default::default()).await.unwrap().total,
+        admin
+            .schedules()
+            .list(&Default::default(), Default::default())
+            .await
+            .unwrap()
+            .total,
         0,
         "a refused create leaves nothing"
     );
-    let tasks = admin.tasks().list(&Default::default(), Default::default()).await.unwrap();
+    let tasks = admin
+        .tasks()
+        .list(&Default::default(), Default::default())
+        .await
+        .unwrap();
     assert_eq!(tasks.total, 0, "checking a target creates no task");
 
     // A name in use is 409.
@@ -115,7 +134,12 @@ async fn bad_bodies_are_refused_naming_the_field_and_change_nothing() {
     assert_eq!(record["jitter_seconds"], 0);
     assert_eq!(record["paused"], false);
     assert_eq!(record["fire_count"], 0);
-    assert!(record["next_fire_at"].as_str().unwrap().ends_with("T02:00:00.000Z"));
+    assert!(
+        record["next_fire_at"]
+            .as_str()
+            .unwrap()
+            .ends_with("T02:00:00.000Z")
+    );
 
     // A patch of the wrong shape is 422 too.
     let id = record["id"].as_str().unwrap().parse().unwrap();
@@ -154,14 +178,25 @@ async fn another_tenant_sees_404_and_an_empty_list() {
     assert_eq!(schedules.pause(id).await.unwrap_err().status(), Some(404));
     assert_eq!(schedules.delete(id).await.unwrap_err().status(), Some(404));
     assert_eq!(
-        schedules.trigger(id, &Default::default()).await.unwrap_err().status(),
+        schedules
+            .trigger(id, &Default::default())
+            .await
+            .unwrap_err()
+            .status(),
         Some(404)
     );
     assert_eq!(
-        schedules.runs(id, Default::default()).await.unwrap_err().status(),
+        schedules
+            .runs(id, Default::default())
+            .await
+            .unwrap_err()
+            .status(),
         Some(404)
     );
-    let list = schedules.list(&Default::default(), Default::default()).await.unwrap();
+    let list = schedules
+        .list(&Default::default(), Default::default())
+        .await
+        .unwrap();
     assert_eq!(list.total, 0);
 }
 
@@ -189,7 +224,10 @@ async fn the_preview_shows_the_next_five_fires_in_the_zone() {
             "2026-04-01T02:30:00+02:00",
         ]
     );
-    assert_eq!(preview.fire_times[1].to_string(), "2026-03-29T01:00:00.000Z");
+    assert_eq!(
+        preview.fire_times[1].to_string(),
+        "2026-03-29T01:00:00.000Z"
+    );
     let error = server
         .admin()
         .schedules()

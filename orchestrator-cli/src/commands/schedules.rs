@@ -198,7 +198,9 @@ fn spec_text(schedule: &Schedule) -> String {
 
 fn target_text(target: &ScheduleTarget) -> String {
     match target {
-        ScheduleTarget::Workflow { playbook_id, .. } => format!("workflow of playbook {playbook_id}"),
+        ScheduleTarget::Workflow { playbook_id, .. } => {
+            format!("workflow of playbook {playbook_id}")
+        }
         ScheduleTarget::Task { task } => format!("task \"{}\"", task.title),
     }
 }

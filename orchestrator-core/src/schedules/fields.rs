@@ -1,8 +1,6 @@
 //! The rules of a schedule's fields, shared by create and patch.
 
-use crate::api::schedules::{
-    MAX_JITTER_SECONDS, MAX_SCHEDULE_SECONDS, ScheduleTarget,
-};
+use crate::api::schedules::{MAX_JITTER_SECONDS, MAX_SCHEDULE_SECONDS, ScheduleTarget};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -47,9 +45,14 @@ pub(crate) fn window(start_at: Option<DateTime<Utc>>, end_at: Option<DateTime<Ut
 /// The shape rules of a target that serde does not check.
 pub(crate) fn target_shape(target: &ScheduleTarget) -> Result<()> {
     match target {
-        ScheduleTarget::Workflow { metadata, .. } if metadata.as_ref().is_some_and(|m| !m.is_object()) => Err(
-            Error::schema_field("target.metadata", "must be a JSON object"),
-        ),
+        ScheduleTarget::Workflow { metadata, .. }
+            if metadata.as_ref().is_some_and(|m| !m.is_object()) =>
+        {
+            Err(Error::schema_field(
+                "target.metadata",
+                "must be a JSON object",
+            ))
+        }
         ScheduleTarget::Task { task } if task.request_id.is_some() => Err(Error::schema_field(
             "target.task.request_id",
             "a schedule's task takes no request_id (each slot fires once)",

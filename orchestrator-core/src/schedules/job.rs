@@ -102,9 +102,7 @@ impl ControlPlane {
                 ..
             } = slot.decision
             {
-                let cancelled = self
-                    .cancel_running(&Caller::system(tenant_id), id)
-                    .await?;
+                let cancelled = self.cancel_running(&Caller::system(tenant_id), id).await?;
                 let slot = Slot {
                     decision: Decision::Fire {
                         overlap: OverlapPolicy::CancelPrevious,

@@ -37,8 +37,8 @@ impl ControlPlane {
         } else {
             row.overlap.parse().unwrap_or_default()
         };
-        let cancelled = overlap == OverlapPolicy::CancelPrevious
-            && self.cancel_running(caller, id).await?;
+        let cancelled =
+            overlap == OverlapPolicy::CancelPrevious && self.cancel_running(caller, id).await?;
         let mut write = match self
             .begin_idempotent(
                 caller,
@@ -107,9 +107,7 @@ impl ControlPlane {
         let slots = row
             .spec()?
             .slots_between(from, to, MAX_BACKFILL_SLOTS)
-            .ok_or_else(|| {
-                Error::invalid_field("to", "the range holds more than 1,000 slots")
-            })?;
+            .ok_or_else(|| Error::invalid_field("to", "the range holds more than 1,000 slots"))?;
         if row.backfill_next.is_some() {
             return Err(Error::conflict(
                 "a backfill of this schedule is still running; wait for it to end",

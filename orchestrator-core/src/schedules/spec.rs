@@ -44,7 +44,10 @@ enum Kind {
 /// Parses an IANA zone name (422 naming `timezone` when unknown).
 pub(crate) fn zone(name: &str) -> Result<Tz> {
     name.parse::<Tz>().map_err(|_| {
-        Error::schema_field("timezone", format!("`{name}` is not an IANA time zone name"))
+        Error::schema_field(
+            "timezone",
+            format!("`{name}` is not an IANA time zone name"),
+        )
     })
 }
 
@@ -211,8 +214,7 @@ impl Spec {
         let centre = wall.and_utc().timestamp();
         let (mut low, mut high) = (centre - 36 * 3600, centre + 36 * 3600);
         let local = |second: i64| {
-            DateTime::from_timestamp(second, 0)
-                .map(|t| t.with_timezone(&self.zone).naive_local())
+            DateTime::from_timestamp(second, 0).map(|t| t.with_timezone(&self.zone).naive_local())
         };
         while high - low > 1 {
             let middle = low + (high - low) / 2;

@@ -37,7 +37,10 @@ pub(crate) async fn list(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 }
 
 pub(crate) async fn get(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
-    let schedule = app.core.get_schedule(req.caller()?, req.uuid("id")?).await?;
+    let schedule = app
+        .core
+        .get_schedule(req.caller()?, req.uuid("id")?)
+        .await?;
     Ok(req.ok(&schedule))
 }
 
