@@ -211,6 +211,63 @@ async fn workflows_carry_the_slot_a_failed_fire_is_recorded_and_backfills_fire_e
         .unwrap_err();
     assert_eq!(too_many.status(), Some(400));
 
+    // A patched target is checked like a created one.
+    let dangling = admin
+        .schedules()
+        .patch(
+            schedule.id,
+            &orchestrator_client::api::schedules::PatchSchedule {
+                target: Some(ScheduleTarget::Workflow {
+                    playbook_id: uuid::Uuid::new_v4(),
+                    workspace_id: workspace,
+                    name: None,
+                    parameters: None,
+                    metadata: None,
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(dangling.status(), Some(400));
+    let renamed = admin
+        .schedules()
+        .patch(
+            schedule.id,
+            &orchestrator_client::api::schedules::PatchSchedule {
+                name: Some("nightly build".into()),
+                target: Some(ScheduleTarget::Task {
+                    task: Box::new(orchestrator_client::api::CreateTask {
+                        title: "t".into(),
+                        task_type: "code".into(),
+                        ..Default::default()
+                    }),
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(renamed.name, "nightly build");
+    assert!(matches!(renamed.target, ScheduleTarget::Task { .. }));
+    admin
+        .schedules()
+        .patch(
+            schedule.id,
+            &orchestrator_client::api::schedules::PatchSchedule {
+                target: Some(ScheduleTarget::Workflow {
+                    playbook_id: playbook,
+                    workspace_id: workspace,
+                    name: None,
+                    parameters: None,
+                    metadata: None,
+                }),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+
     // The playbook archived: the fire is a failed run with its reason and
     // an event, and the schedule keeps going.
     admin.playbooks().archive(playbook, true).await.unwrap();

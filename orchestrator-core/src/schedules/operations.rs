@@ -159,7 +159,16 @@ impl ControlPlane {
         request: PatchSchedule,
     ) -> Result<Schedule> {
         if let Some(target) = &request.target {
-            fields::target_shape(target)?;
+            // Checked before the write begins: the check runs the launch in
+            // a transaction of its own (SQLite has one writer).
+            let mut current = {
+                let mut conn = self.store().read().await?;
+                rows::find(&mut conn, caller.tenant_id, id)
+                    .await?
+                    .ok_or(Error::not_found("schedule"))?
+            };
+            current.target = Json(target.clone());
+            self.check_target(caller, &current).await?;
         }
         let mut write = match self
             .begin_idempotent(
@@ -226,7 +235,6 @@ impl ControlPlane {
         }
         if let Some(target) = &request.target {
             row.target = Json(target.clone());
-            self.check_target(caller, &row).await?;
         }
         row.updated_at = now;
         rows::save(&mut write.tx, &row).await?;
