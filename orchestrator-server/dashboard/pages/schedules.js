@@ -142,7 +142,14 @@ function scheduleForm(existing, saved) {
       if (mine === pending && !e.aborted) fill(preview, h('li', { class: 'muted' }, e.fields ? Object.values(e.fields).flat().join(', ') : e.message));
     }
   }
-  for (const el of [kind, cron, every, zone]) el.addEventListener('input', refreshPreview);
+  // Asks only for a spec that looks whole (five cron fields or a macro, a
+  // positive interval), and for the zone once it is entered, not per key.
+  const whole = () => (kind.value === 'cron'
+    ? /^@[a-z]+$/i.test(cron.value.trim()) || cron.value.trim().split(/\s+/).length === 5
+    : Number(every.value) >= 1);
+  const maybePreview = () => { if (whole()) refreshPreview(); };
+  for (const el of [kind, cron, every]) el.addEventListener('input', maybePreview);
+  zone.addEventListener('change', maybePreview);
   if (existing) refreshPreview();
 
   const button = h('button', { type: 'submit', id: `${p}-save` }, existing ? 'Save' : 'Create');
