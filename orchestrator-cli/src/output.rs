@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The global `--field` path, set once at start.
 static FIELD: OnceLock<Option<String>> = OnceLock::new();
@@ -18,6 +19,58 @@ pub fn set_field(path: Option<String>) {
 
 fn field() -> Option<&'static str> {
     FIELD.get().and_then(|f| f.as_deref())
+}
+
+/// Whether `--field` printed anything, and whether it looked into a value
+/// where it found nothing (see [`field_missed`]).
+static FIELD_HIT: AtomicBool = AtomicBool::new(false);
+static FIELD_MISS: AtomicBool = AtomicBool::new(false);
+
+/// After the command: an error when `--field` matched nothing in what the
+/// command had to show (a typo in the path would otherwise print nothing
+/// and succeed). An empty list is not a miss.
+pub fn field_missed() -> Option<anyhow::Error> {
+    let path = field()?;
+    (FIELD_MISS.load(Ordering::Relaxed) && !FIELD_HIT.load(Ordering::Relaxed)).then(|| {
+        anyhow::anyhow!(
+            "--field {path} matched nothing in the output (see the field names with -o json)"
+        )
+    })
+}
+
+/// An error in the command line that the CLI found itself (a value clap
+/// could not check): exit code 2, as clap's own usage errors.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A name or id prefix that matched nothing: exit code 4, as a 404.
+#[derive(Debug)]
+pub struct NotFound(pub String);
+
+impl std::fmt::Display for NotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotFound {}
+
+/// `anyhow::Error` of a [`Usage`] error.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Usage(message.into()))
+}
+
+/// `anyhow::Error` of a [`NotFound`] error.
+pub fn not_found(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(NotFound(message.into()))
 }
 
 /// Prints `value` as pretty JSON, YAML, or the table `table` builds; with
@@ -64,7 +117,19 @@ fn print_field<T: Serialize>(value: &T, path: &str) {
         Ok(value) => value,
         Err(e) => return eprintln!("error: cannot render JSON: {e}"),
     };
-    for found in select(&value, path) {
+    let found = select(&value, path);
+    if found.is_empty() {
+        let empty = match value.get("items").unwrap_or(&value) {
+            Value::Array(items) => items.is_empty(),
+            _ => false,
+        };
+        if !empty {
+            FIELD_MISS.store(true, Ordering::Relaxed);
+        }
+    } else {
+        FIELD_HIT.store(true, Ordering::Relaxed);
+    }
+    for found in found {
         match found {
             Value::String(s) => print_out(s),
             other => print_out(&other.to_string()),
@@ -123,7 +188,9 @@ pub fn confirm(yes: bool, what: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     if !std::io::stdin().is_terminal() {
-        anyhow::bail!("{what}: refusing without --yes (stdin is not a terminal)");
+        return Err(usage(format!(
+            "{what}: refusing without --yes (stdin is not a terminal)"
+        )));
     }
     eprint!("{what}. Continue? [y/N] ");
     let _ = std::io::stderr().flush();
@@ -173,6 +240,28 @@ pub fn opt<T: ToString>(value: &Option<T>) -> String {
         .map_or_else(|| "-".to_owned(), ToString::to_string)
 }
 
+/// The server's hints name its routes (any client reads them); in a
+/// terminal the route's command is what helps.
+const ROUTE_COMMANDS: &[(&str, &str)] = &[
+    (
+        "DELETE /playbooks/:id/permanent",
+        "`orch playbooks delete ID --permanent`",
+    ),
+    (
+        "PATCH /playbooks/:id/archive with archived false",
+        "`orch playbooks archive ID --undo`",
+    ),
+];
+
+/// `hint` with the routes it names replaced by their `orch` commands.
+fn cli_hint(hint: &str) -> String {
+    ROUTE_COMMANDS
+        .iter()
+        .fold(hint.to_owned(), |hint, (route, command)| {
+            hint.replace(route, command)
+        })
+}
+
 /// Prints an error on stderr and picks the exit code.
 pub fn report_error(error: &anyhow::Error) -> ExitCode {
     let api = error
@@ -200,7 +289,7 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
             }
         }
         if let Some(hint) = &body.recovery_hint {
-            eprintln!("hint: {hint}");
+            eprintln!("hint: {}", cli_hint(hint));
         }
         return ExitCode::from(match status {
             401 | 403 => 3,
@@ -210,5 +299,11 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
         });
     }
     eprintln!("error: {error:#}");
+    if error.chain().any(|e| e.is::<Usage>()) {
+        return ExitCode::from(2);
+    }
+    if error.chain().any(|e| e.is::<NotFound>()) {
+        return ExitCode::from(4);
+    }
     ExitCode::FAILURE
 }

@@ -163,7 +163,8 @@ pub struct FeedbackArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    #[arg(long)]
+    /// Only tasks in this state.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(TaskState::ALL.map(TaskState::as_str)))]
     pub state: Option<String>,
     #[arg(long)]
     pub workflow: Option<Uuid>,
