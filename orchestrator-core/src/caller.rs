@@ -22,6 +22,22 @@ pub struct Caller {
 }
 
 impl Caller {
+    /// The control plane itself, as an in-process principal with admin
+    /// scope in `tenant_id`: what an embedder (or an offline command such as
+    /// `orch admin create-key`) acts as, so it need not invent a key and
+    /// bootstrap it. It has no key row (`key_id` is nil) and events name it
+    /// as actor type `system`. Never hand it to code serving a network
+    /// request.
+    pub fn system(tenant_id: Uuid) -> Self {
+        Self {
+            tenant_id,
+            scope: Scope::Admin,
+            key_id: Uuid::nil(),
+            owner_type: "system".into(),
+            owner_id: None,
+        }
+    }
+
     /// Fails with `FORBIDDEN` unless the caller's scope ranks at least `scope`.
     pub fn require(&self, scope: Scope) -> Result<()> {
         if self.scope.satisfies(scope) {

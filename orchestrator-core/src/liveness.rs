@@ -14,7 +14,7 @@
 //! Each change is its own transaction with its events, acted by the
 //! `system` owner.
 
-use crate::api::{Scope, TaskError, TaskState, Timestamp};
+use crate::api::{TaskError, TaskState, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
@@ -34,16 +34,6 @@ pub struct Swept {
     pub workers_offline: u64,
     pub tasks_released: u64,
     pub tasks_timed_out: u64,
-}
-
-fn system(tenant_id: Uuid) -> Caller {
-    Caller {
-        tenant_id,
-        scope: Scope::Service,
-        key_id: Uuid::nil(),
-        owner_type: "system".into(),
-        owner_id: None,
-    }
 }
 
 impl ControlPlane {
@@ -80,7 +70,7 @@ impl ControlPlane {
                     .bind(dead).bind(now).bind(id).bind(alive).bind(last)
                     .execute(c).await.map(|r| r.rows_affected()))?;
                 if changed == 1 {
-                    events::record(&mut tx, &system(tenant_id), tenant_id, NewEvent::new(
+                    events::record(&mut tx, &Caller::system(tenant_id), tenant_id, NewEvent::new(
                         &format!("{entity}.status_changed"), entity, id,
                         json!({ format!("{entity}_id"): id, "status": dead, "reason": "missed heartbeats" }),
                     )).await?;
@@ -141,7 +131,7 @@ impl ControlPlane {
         agent_id: Option<Uuid>,
         timeout: bool,
     ) -> Result<bool> {
-        let caller = system(tenant_id);
+        let caller = Caller::system(tenant_id);
         let mut tx = self.store().begin().await?;
         let mut row: TaskRow = tasks::rows::find_for_update(&mut tx, tenant_id, task_id).await?;
         let from = row.state()?;

@@ -1,0 +1,241 @@
+//! What a new user meets in the first hour, through the real `orch`
+//! binary: a first start that fails does not lose the admin key, a key
+//! never shown can be made offline (`orch admin create-key`), the data
+//! directory is private, a closed pipe is no panic, and the exit codes
+//! the README promises.
+
+mod common;
+
+use common::{ORCH, orch_with};
+use orchestrator_tests::TestServer;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `orch serve` with `args` on a free port, its stderr piped.
+fn serve(args: &[&str], port: u16) -> Child {
+    Command::new(ORCH)
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+        .args(args)
+        .env_remove("ORCH_BOOTSTRAP_ADMIN_KEY")
+        .env_remove("ORCH_DATABASE_URL")
+        .env_remove("ORCH_DATA_DIR")
+        .env("ORCH_LOG_FORMAT", "text")
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("orch serve starts")
+}
+
+/// Reads the child's stderr until the "listening" line (and whatever the
+/// start printed right after it, up to a short quiet spell), then stops it.
+fn start_output(mut child: Child) -> String {
+    let stderr = child.stderr.take().expect("stderr");
+    let (lines, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut text = String::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut listening = false;
+    loop {
+        let wait = if listening {
+            Duration::from_millis(1500)
+        } else {
+            deadline.saturating_duration_since(Instant::now())
+        };
+        match received.recv_timeout(wait) {
+            Ok(line) => {
+                listening |= line.contains("orch is listening");
+                text.push_str(&line);
+                text.push('\n');
+            }
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(listening, "the server did not start: {text}");
+    text
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[tokio::test]
+async fn a_start_that_cannot_listen_creates_nothing_and_the_next_one_shows_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_arg = data.display().to_string();
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let failed = tokio::task::spawn_blocking({
+        let data_arg = data_arg.clone();
+        move || {
+            let child = serve(&["--data-dir", &data_arg], port);
+            child.wait_with_output().unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(!failed.status.success());
+    let said = String::from_utf8_lossy(&failed.stderr);
+    assert!(said.contains("could not listen"), "{said}");
+    assert!(
+        !data.join("orch.db").exists(),
+        "a start that cannot listen must not create the database"
+    );
+    drop(busy);
+
+    // The next start is the first one: it shows the key.
+    let said = tokio::task::spawn_blocking({
+        let data_arg = data_arg.clone();
+        move || start_output(serve(&["--data-dir", &data_arg], free_port()))
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("orch_admin_"), "no admin key shown: {said}");
+
+    // The directory and the database files are this user's only.
+    #[cfg(unix)]
+    {
+        assert_eq!(mode(&data), 0o700);
+        for name in ["orch.db", "orch.db-wal", "orch.db-shm"] {
+            let file = data.join(name);
+            if file.exists() {
+                assert_eq!(mode(&file), 0o600, "{name}");
+            }
+        }
+        assert_eq!(mode(&data.join("orch.db")), 0o600);
+        // A looser directory is served, with a warning saying what to do.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let said = tokio::task::spawn_blocking(move || {
+            start_output(serve(&["--data-dir", &data_arg], free_port()))
+        })
+        .await
+        .unwrap();
+        assert!(said.contains("chmod 700"), "no warning: {said}");
+        assert!(!said.contains("orch_admin_"), "a key is shown once: {said}");
+    }
+}
+
+#[tokio::test]
+async fn a_key_never_shown_is_pointed_out_and_create_key_makes_one_offline() {
+    // An embedder's first start generates the admin key and never shows it.
+    let mut server = TestServer::start_with(|c| c.core.bootstrap_admin_key = None).await;
+    let url = server.database_url();
+    server.stop().await;
+
+    let said = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || start_output(serve(&["--database-url", &url], free_port()))
+    })
+    .await
+    .unwrap();
+    assert!(said.contains("orch admin create-key"), "no hint: {said}");
+
+    let created = orch_with(&["admin", "create-key", "--database-url", &url], &[]).await;
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let key = String::from_utf8_lossy(&created.stdout).trim().to_owned();
+    assert!(key.starts_with("orch_admin_"), "{key}");
+
+    // The key works, and the hint is gone.
+    let port = free_port();
+    let mut child = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || serve(&["--database-url", &url, "--rate-limit-per-minute", "0"], port)
+    })
+    .await
+    .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut whoami = None;
+    for _ in 0..200 {
+        let out = orch_with(
+            &["whoami", "-o", "json"],
+            &[("ORCH_URL", &base), ("ORCH_API_KEY", &key)],
+        )
+        .await;
+        if out.status.success() {
+            whoami = Some(common::json(&out));
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let mut rest = String::new();
+    let _ = child.stderr.take().unwrap().read_to_string(&mut rest);
+    let _ = child.wait();
+    assert_eq!(whoami.expect("whoami with the new key")["scope"], "admin");
+    assert!(!rest.contains("orch admin create-key"), "{rest}");
+}
+
+#[tokio::test]
+async fn a_closed_pipe_ends_quietly() {
+    let out = tokio::task::spawn_blocking(|| {
+        let mut child = Command::new(ORCH)
+            .args(["completions", "zsh"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader is gone (as `| head -1` would be).
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains("panicked"), "{said}");
+    assert_ne!(out.status.code(), Some(101));
+}
+
+#[tokio::test]
+async fn usage_errors_exit_2_and_name_the_valid_values() {
+    let out = orch_with(&["tasks", "list", "--state", "bogus"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("pending") && said.contains("in_progress"), "{said}");
+
+    let id = uuid::Uuid::new_v4().to_string();
+    let out = orch_with(&["api-keys", "revoke", &id], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
+}
+
+#[tokio::test]
+async fn a_field_path_that_matches_nothing_is_an_error() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::orch_admin(&server, dir.path(), &["whoami", "--field", "scope"]).await;
+    assert_eq!(common::text(&out).trim(), "admin");
+    let out = common::orch_admin(&server, dir.path(), &["whoami", "--field", "scoep"]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("--field scoep matched nothing"), "{said}");
+}
