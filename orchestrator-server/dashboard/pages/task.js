@@ -3,6 +3,7 @@
 // state allows. The page follows the task's events and re-reads on change.
 
 import * as api from '../api.js';
+import { followEvents } from '../shared.js';
 import { h, fill, keep, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
 
 // action → [label, the states it applies in, the text field it needs (or null), field label]
@@ -50,7 +51,7 @@ export function taskPage(main, { params, setTitle }) {
         ['Assigned agent', task.assigned_agent_id ? shortId(task.assigned_agent_id) : '—'],
         ['Worker', task.assigned_worker_id ? shortId(task.assigned_worker_id) : '—'],
         ['Retries', `${task.retry_count} of ${task.max_retries}`],
-        ['Claimed', when(task.claimed_at)], ['Started', when(task.started_at)], ['Completed', when(task.completed_at)],
+        ['Claimed', when(task.claimed_at)], ['Started', when(task.started_at)], ['Ended', when(task.completed_at)],
         ['Duration', task.started_at ? duration(task.started_at, task.completed_at) : '—'],
         ['Required tags', task.required_tags.length ? task.required_tags.join(', ') : '—'],
       ]), task.description ? h('p', {}, task.description) : null),
@@ -77,7 +78,7 @@ export function taskPage(main, { params, setTitle }) {
   const load = api.serial(() => draw().catch((e) => fill(notice, errorBox(e))));
   load();
   let timer = null;
-  const stop = api.follow(`/events/stream${api.query({ entity_id: id })}`, (frame) => {
+  const stop = followEvents({ entity_id: id }, (frame) => {
     if (!frame.data || frame.data.id === undefined) return;
     clearTimeout(timer);
     timer = setTimeout(load, 300);
