@@ -88,7 +88,45 @@ pub fn emit<T: Serialize>(format: OutputFormat, value: &T, table: impl FnOnce() 
             Ok(text) => print_out(text.trim_end()),
             Err(e) => eprintln!("error: cannot render YAML: {e}"),
         },
-        OutputFormat::Table => print_out(&table().to_string()),
+        OutputFormat::Table => {
+            print_out(&table().to_string());
+            page_footer(value);
+        }
+    }
+}
+
+/// Under a table of one page of a list, the same footer everywhere, on
+/// stderr (stdout stays the table): "showing 1–20 of 153; --page 2 for
+/// more, or --all".
+fn page_footer<T: Serialize>(value: &T) {
+    let Ok(Value::Object(page)) = serde_json::to_value(value) else {
+        return;
+    };
+    let number = |k: &str| page.get(k).and_then(Value::as_u64);
+    let (Some(Value::Array(items)), Some(total), Some(number), Some(per_page)) = (
+        page.get("items"),
+        number("total"),
+        number("page"),
+        number("per_page"),
+    ) else {
+        return;
+    };
+    let shown = items.len() as u64;
+    if shown == 0 {
+        if total > 0 {
+            eprintln!("nothing on page {number} of {total} in all; try --page 1");
+        }
+        return;
+    }
+    let from = (number.max(1) - 1) * per_page.max(1) + 1;
+    let to = from + shown - 1;
+    if to < total {
+        eprintln!(
+            "showing {from}–{to} of {total}; --page {} for more, or --all",
+            number + 1
+        );
+    } else {
+        eprintln!("showing {from}–{to} of {total}");
     }
 }
 
@@ -297,6 +335,24 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
             409 => 5,
             _ => 1,
         });
+    }
+    if let Some(orchestrator_client::Error::Transport(e)) = api
+        && (e.is_connect() || e.is_timeout())
+    {
+        // Once, in words, instead of reqwest's chain of causes.
+        let url = e.url().map_or_else(String::new, |u| {
+            let mut base = u.clone();
+            base.set_path("");
+            base.set_query(None);
+            format!(" at {}", base.as_str().trim_end_matches('/'))
+        });
+        let why = if e.is_timeout() {
+            "timed out"
+        } else {
+            "connection refused"
+        };
+        eprintln!("error: cannot reach orch{url} ({why}): is `orch serve` running?");
+        return ExitCode::FAILURE;
     }
     eprintln!("error: {error:#}");
     if error.chain().any(|e| e.is::<Usage>()) {

@@ -223,7 +223,8 @@ async fn usage_errors_exit_2_and_name_the_valid_values() {
     assert!(said.contains("pending") && said.contains("in_progress"), "{said}");
 
     let id = uuid::Uuid::new_v4().to_string();
-    let out = orch_with(&["api-keys", "revoke", &id], &[]).await;
+    let env = [("ORCH_URL", "http://127.0.0.1:9"), ("ORCH_API_KEY", "orch_admin_x")];
+    let out = orch_with(&["api-keys", "revoke", &id], &env).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
 }
@@ -238,4 +239,147 @@ async fn a_field_path_that_matches_nothing_is_an_error() {
     assert_eq!(out.status.code(), Some(1));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("--field scoep matched nothing"), "{said}");
+}
+
+#[tokio::test]
+async fn a_server_that_is_down_is_named_once() {
+    let port = free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = orch_with(&["whoami"], &[("ORCH_URL", &url), ("ORCH_API_KEY", "orch_admin_x")]).await;
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        said.trim(),
+        format!("error: cannot reach orch at {url} (connection refused): is `orch serve` running?")
+    );
+}
+
+#[tokio::test]
+async fn tasks_why_explains_a_failure_and_a_task_nobody_can_claim() {
+    use orchestrator_client::api::{
+        ClaimTask, CreateTask, FailTask, RegisterAgent, TaskError,
+    };
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let agent = admin
+        .agents()
+        .register(&RegisterAgent {
+            name: "dev".into(),
+            routing_tags: Some(vec!["role:dev".into()]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = admin
+        .tasks()
+        .create(&CreateTask {
+            title: "build".into(),
+            task_type: "code".into(),
+            role: Some("dev".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    admin
+        .tasks()
+        .claim(&ClaimTask {
+            agent_id: agent.id,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    admin
+        .tasks()
+        .fail(
+            task.id,
+            &FailTask {
+                error: Some(TaskError {
+                    category: Some("exit_code".into()),
+                    message: Some("make exited with status 2: missing header".into()),
+                    recoverable: Some(true),
+                }),
+                agent_id: Some(agent.id),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let id = task.id.to_string();
+    let out = common::orch_admin(&server, dir.path(), &["tasks", "why", &id]).await;
+    let text = common::text(&out);
+    assert!(text.contains("is failed"), "{text}");
+    assert!(
+        text.contains("error: make exited with status 2: missing header"),
+        "{text}"
+    );
+
+    let waiting = admin
+        .tasks()
+        .create(&CreateTask {
+            title: "docs".into(),
+            task_type: "docs".into(),
+            role: Some("writer".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let id = waiting.id.to_string();
+    let out = common::orch_admin(&server, dir.path(), &["tasks", "why", &id]).await;
+    let text = common::text(&out);
+    assert!(text.contains("no online agent has tags role:writer"), "{text}");
+}
+
+#[tokio::test]
+async fn every_list_ends_with_one_paging_footer() {
+    let server = TestServer::start().await;
+    for name in ["one", "two", "three"] {
+        server
+            .admin()
+            .workspaces()
+            .create(&orchestrator_client::api::workspaces::CreateWorkspace {
+                name: name.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::orch_admin(&server, dir.path(), &["workspaces", "list", "--per-page", "2"]).await;
+    common::text(&out);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(said.trim(), "showing 1–2 of 3; --page 2 for more, or --all");
+    let out = common::orch_admin(&server, dir.path(), &["api-keys", "list", "--all"]).await;
+    common::text(&out);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.trim().starts_with("showing 1–"), "{said}");
+}
+
+#[tokio::test]
+async fn playbooks_and_workspaces_are_found_by_slug_name_or_id_prefix() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Ship It", "Main Repo").await;
+    let dir = tempfile::tempdir().unwrap();
+    let get = async |args: &[&str]| {
+        common::json(&common::orch_admin(&server, dir.path(), args).await)["id"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let prefix = &playbook_id.to_string()[..8];
+    for name in ["ship-it", "Ship It", prefix] {
+        assert_eq!(
+            get(&["playbooks", "get", name, "-o", "json"]).await,
+            playbook_id.to_string()
+        );
+    }
+    assert_eq!(
+        get(&["workspaces", "get", "main repo", "-o", "json"]).await,
+        workspace_id.to_string()
+    );
+    let out = common::orch_admin(&server, dir.path(), &["playbooks", "get", "nope"]).await;
+    assert_eq!(out.status.code(), Some(4));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("no playbook has the id, id prefix, slug or name `nope`"), "{said}");
 }

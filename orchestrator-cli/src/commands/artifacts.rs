@@ -268,14 +268,6 @@ pub async fn run_workspace(
                 .fetch(|p| workspaces.artifacts(args.id, &filter, p))
                 .await?;
             output::emit(format, &page, || list_table(&page.items));
-            if format == OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} artifacts)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
         WorkspaceArtifactsCommand::Upload(args) => {
             let upload = args.file.read()?;

@@ -29,6 +29,10 @@ pub mod settings;
 // Profiles and sessions (issue 15)
 pub mod profiles;
 
+// Why a task failed or waits (issue 36)
+pub mod resolve;
+pub mod why;
+
 use crate::cli::{Cli, Command};
 use crate::config;
 use crate::output::{self, fields, opt};
