@@ -383,3 +383,29 @@ async fn playbooks_and_workspaces_are_found_by_slug_name_or_id_prefix() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("no playbook has the id, id prefix, slug or name `nope`"), "{said}");
 }
+
+#[tokio::test]
+async fn uploads_over_the_limits_are_refused_before_sending() {
+    let server = TestServer::start().await;
+    let (_, workspace_id) = server.launch_fixtures("Up", "Uploads").await;
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.bin");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(11 * 1024 * 1024)
+        .unwrap();
+    let id = workspace_id.to_string();
+    let path = big.display().to_string();
+    let out = common::orch_admin(
+        &server,
+        dir.path(),
+        &["workspaces", "files", "upload", &id, &path],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("big.bin is 11.0 MiB; files may be up to 10 MiB each"),
+        "{said}"
+    );
+}

@@ -129,7 +129,7 @@ async fn destructive_commands_ask_and_refuse_without_a_terminal() {
 
     // No terminal on stdin and no --yes: refused, nothing changed.
     let refused = orch_admin(&server, dir.path(), &["api-keys", "revoke", &key_id]).await;
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2), "a refusal is a usage error");
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("--yes"), "{stderr}");
     let keys = server
@@ -167,7 +167,7 @@ async fn destructive_commands_ask_and_refuse_without_a_terminal() {
         .unwrap();
     let id = workflow.id.to_string();
     let refused = orch_admin(&server, dir.path(), &["workflows", "cancel", &id]).await;
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2), "a refusal is a usage error");
     assert_ne!(
         server
             .admin()

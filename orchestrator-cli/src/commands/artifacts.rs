@@ -191,6 +191,7 @@ impl FileArgs {
         let Some(file_name) = self.name.clone().or(default_name) else {
             bail!("give the artifact's name with --name when reading standard input");
         };
+        super::upload::check(&[(self.path.as_path(), bytes.len())])?;
         Ok(Upload {
             file_name,
             content_base64: STANDARD.encode(bytes),

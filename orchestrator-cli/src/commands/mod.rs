@@ -31,6 +31,7 @@ pub mod profiles;
 
 // Why a task failed or waits (issue 36)
 pub mod resolve;
+pub mod upload;
 pub mod why;
 
 use crate::cli::{Cli, Command};

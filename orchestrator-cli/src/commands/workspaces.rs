@@ -305,6 +305,13 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             content_type,
         }) => {
             let id = super::resolve::workspace(&client, &id).await?;
+            let mut sizes = Vec::with_capacity(paths.len());
+            for path in &paths {
+                let meta = std::fs::metadata(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                sizes.push((path.as_path(), meta.len() as usize));
+            }
+            super::upload::check(&sizes)?;
             let mut items = Vec::with_capacity(paths.len());
             for path in &paths {
                 let bytes = std::fs::read(path)
