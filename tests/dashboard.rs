@@ -709,7 +709,12 @@ async fn eight_tabs_load_and_follow_live_changes_over_one_shared_stream() {
         name: name.into(),
         ..Default::default()
     };
-    server.admin().workflows().create(&launch("first run")).await.unwrap();
+    server
+        .admin()
+        .workflows()
+        .create(&launch("first run"))
+        .await
+        .unwrap();
     let driver = Driver::start().await;
     let browser = driver.browser();
     sign_in(browser, &server, &server.admin_key).await;
@@ -725,7 +730,12 @@ async fn eight_tabs_load_and_follow_live_changes_over_one_shared_stream() {
         wait_text(browser, "#rail", "first run").await;
     }
     // A change shows live in the last tab, which is not the one streaming.
-    server.admin().workflows().create(&launch("late run")).await.unwrap();
+    server
+        .admin()
+        .workflows()
+        .create(&launch("late run"))
+        .await
+        .unwrap();
     wait_text(browser, "#rail", "late run").await;
     driver.close().await;
 }

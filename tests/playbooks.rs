@@ -142,7 +142,10 @@ async fn definitions_are_validated_and_bad_input_writes_nothing() {
             json!({"stages": [{"name": "a"}], "roles": [{"name": "r", "skills": []}]}),
             "definition.roles[0].skills",
         ),
-        (json!({"stages": [{"name": 7}]}), "definition.stages[0].name"),
+        (
+            json!({"stages": [{"name": 7}]}),
+            "definition.stages[0].name",
+        ),
     ] {
         let mut request = playbook("Bad");
         request.definition = definition.clone();

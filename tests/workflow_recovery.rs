@@ -156,7 +156,16 @@ async fn retrying_the_failed_task_reopens_the_workflow_and_finishing_it_complete
     let (state, stage, item_done) = derived(&admin, wf).await;
     assert_eq!(state, WorkflowState::InProgress);
     assert_eq!((stage.as_str(), item_done), ("active", false));
-    assert_eq!(admin.workflows().get(wf).await.unwrap().workflow.completed_at, None);
+    assert_eq!(
+        admin
+            .workflows()
+            .get(wf)
+            .await
+            .unwrap()
+            .workflow
+            .completed_at,
+        None
+    );
 
     claim(&dev, dev_id).await;
     dev.tasks()
@@ -198,10 +207,7 @@ async fn requesting_changes_on_the_failed_task_reopens_the_workflow() {
     assert_eq!(derived(&admin, wf).await.0, WorkflowState::InProgress);
     let again = claim(&dev, dev_id).await;
     assert_eq!(again.input["feedback"][0], "handle the empty case");
-    dev.tasks()
-        .fail(task, &FailTask::default())
-        .await
-        .unwrap();
+    dev.tasks().fail(task, &FailTask::default()).await.unwrap();
     assert_eq!(
         derived(&admin, wf).await.0,
         WorkflowState::Failed,

@@ -853,7 +853,9 @@ async fn a_launch_takes_files_up_to_the_upload_limits() {
         .unwrap_err();
     assert_eq!(error.status(), Some(400));
     assert!(
-        error.to_string().contains("`video.mp4` is 10.0 MiB; files may be up to 10 MiB each"),
+        error
+            .to_string()
+            .contains("`video.mp4` is 10.0 MiB; files may be up to 10 MiB each"),
         "{error}"
     );
 }

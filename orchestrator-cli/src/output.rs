@@ -351,7 +351,14 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
         } else {
             "connection refused"
         };
-        eprintln!("error: cannot reach orch{url} ({why}): is `orch serve` running?");
+        // What the command was doing, when it said so (`could not read the
+        // server's version`), then the one line about the server.
+        let doing = error
+            .chain()
+            .next()
+            .filter(|top| !top.is::<orchestrator_client::Error>())
+            .map_or_else(String::new, |top| format!("{top}: "));
+        eprintln!("error: {doing}cannot reach orch{url} ({why}): is `orch serve` running?");
         return ExitCode::FAILURE;
     }
     eprintln!("error: {error:#}");

@@ -74,6 +74,43 @@ fn start_output(mut child: Child) -> String {
     text
 }
 
+/// Registers a specialist agent with `tags`, claims the next task it may
+/// take and fails it with `message`.
+async fn claim_and_fail(server: &TestServer, tags: &[&str], message: &str) -> uuid::Uuid {
+    use orchestrator_client::api::{ClaimTask, ExecutionMode, FailTask, RegisterAgent, TaskError};
+    let admin = server.admin();
+    let agent = admin
+        .agents()
+        .register(&RegisterAgent {
+            name: format!("agent {message}"),
+            routing_tags: Some(tags.iter().map(|t| t.to_string()).collect()),
+            execution_mode: Some(ExecutionMode::Specialist),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let task = admin
+        .tasks()
+        .claim(&ClaimTask {
+            agent_id: agent.id,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .expect("a task to claim");
+    let fail = FailTask {
+        error: Some(TaskError {
+            category: Some("exit_code".into()),
+            message: Some(message.into()),
+            recoverable: Some(true),
+        }),
+        agent_id: Some(agent.id),
+        ..Default::default()
+    };
+    admin.tasks().fail(task.id, &fail).await.unwrap();
+    task.id
+}
+
 #[cfg(unix)]
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
@@ -166,7 +203,12 @@ async fn a_key_never_shown_is_pointed_out_and_create_key_makes_one_offline() {
     let port = free_port();
     let mut child = tokio::task::spawn_blocking({
         let url = url.clone();
-        move || serve(&["--database-url", &url, "--rate-limit-per-minute", "0"], port)
+        move || {
+            serve(
+                &["--database-url", &url, "--rate-limit-per-minute", "0"],
+                port,
+            )
+        }
     })
     .await
     .unwrap();
@@ -220,10 +262,16 @@ async fn usage_errors_exit_2_and_name_the_valid_values() {
     let out = orch_with(&["tasks", "list", "--state", "bogus"], &[]).await;
     assert_eq!(out.status.code(), Some(2));
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("pending") && said.contains("in_progress"), "{said}");
+    assert!(
+        said.contains("pending") && said.contains("in_progress"),
+        "{said}"
+    );
 
     let id = uuid::Uuid::new_v4().to_string();
-    let env = [("ORCH_URL", "http://127.0.0.1:9"), ("ORCH_API_KEY", "orch_admin_x")];
+    let env = [
+        ("ORCH_URL", "http://127.0.0.1:9"),
+        ("ORCH_API_KEY", "orch_admin_x"),
+    ];
     let out = orch_with(&["api-keys", "revoke", &id], &env).await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--yes"));
@@ -245,7 +293,11 @@ async fn a_field_path_that_matches_nothing_is_an_error() {
 async fn a_server_that_is_down_is_named_once() {
     let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
-    let out = orch_with(&["whoami"], &[("ORCH_URL", &url), ("ORCH_API_KEY", "orch_admin_x")]).await;
+    let out = orch_with(
+        &["whoami"],
+        &[("ORCH_URL", &url), ("ORCH_API_KEY", "orch_admin_x")],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(1));
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
@@ -256,20 +308,9 @@ async fn a_server_that_is_down_is_named_once() {
 
 #[tokio::test]
 async fn tasks_why_explains_a_failure_and_a_task_nobody_can_claim() {
-    use orchestrator_client::api::{
-        ClaimTask, CreateTask, FailTask, RegisterAgent, TaskError,
-    };
+    use orchestrator_client::api::CreateTask;
     let server = TestServer::start().await;
     let admin = server.admin();
-    let agent = admin
-        .agents()
-        .register(&RegisterAgent {
-            name: "dev".into(),
-            routing_tags: Some(vec!["role:dev".into()]),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
     let task = admin
         .tasks()
         .create(&CreateTask {
@@ -280,31 +321,13 @@ async fn tasks_why_explains_a_failure_and_a_task_nobody_can_claim() {
         })
         .await
         .unwrap();
-    admin
-        .tasks()
-        .claim(&ClaimTask {
-            agent_id: agent.id,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .unwrap();
-    admin
-        .tasks()
-        .fail(
-            task.id,
-            &FailTask {
-                error: Some(TaskError {
-                    category: Some("exit_code".into()),
-                    message: Some("make exited with status 2: missing header".into()),
-                    recoverable: Some(true),
-                }),
-                agent_id: Some(agent.id),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let failed = claim_and_fail(
+        &server,
+        &["role:dev"],
+        "make exited with status 2: missing header",
+    )
+    .await;
+    assert_eq!(failed, task.id);
     let dir = tempfile::tempdir().unwrap();
     let id = task.id.to_string();
     let out = common::orch_admin(&server, dir.path(), &["tasks", "why", &id]).await;
@@ -328,7 +351,10 @@ async fn tasks_why_explains_a_failure_and_a_task_nobody_can_claim() {
     let id = waiting.id.to_string();
     let out = common::orch_admin(&server, dir.path(), &["tasks", "why", &id]).await;
     let text = common::text(&out);
-    assert!(text.contains("no online agent has tags role:writer"), "{text}");
+    assert!(
+        text.contains("no online agent has tags role:writer"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -346,7 +372,12 @@ async fn every_list_ends_with_one_paging_footer() {
             .unwrap();
     }
     let dir = tempfile::tempdir().unwrap();
-    let out = common::orch_admin(&server, dir.path(), &["workspaces", "list", "--per-page", "2"]).await;
+    let out = common::orch_admin(
+        &server,
+        dir.path(),
+        &["workspaces", "list", "--per-page", "2"],
+    )
+    .await;
     common::text(&out);
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(said.trim(), "showing 1–2 of 3; --page 2 for more, or --all");
@@ -381,7 +412,10 @@ async fn playbooks_and_workspaces_are_found_by_slug_name_or_id_prefix() {
     let out = common::orch_admin(&server, dir.path(), &["playbooks", "get", "nope"]).await;
     assert_eq!(out.status.code(), Some(4));
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("no playbook has the id, id prefix, slug or name `nope`"), "{said}");
+    assert!(
+        said.contains("no playbook has the id, id prefix, slug or name `nope`"),
+        "{said}"
+    );
 }
 
 #[tokio::test]
@@ -408,4 +442,79 @@ async fn uploads_over_the_limits_are_refused_before_sending() {
         said.contains("big.bin is 11.0 MiB; files may be up to 10 MiB each"),
         "{said}"
     );
+}
+
+#[tokio::test]
+async fn watching_a_workflow_that_failed_exits_1_and_says_why() {
+    use orchestrator_client::api::{
+        ClaimTask, CompleteTask, CreateTask, CreateWorkflow, ExecutionMode, RegisterAgent,
+    };
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let (playbook_id, workspace_id) = server.launch_fixtures("Doomed", "Doomed repo").await;
+    let workflow = admin
+        .workflows()
+        .create(&CreateWorkflow {
+            playbook_id,
+            workspace_id,
+            name: "nightly build".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // The orchestrator plans one task for a developer, who fails it.
+    let planner = admin
+        .agents()
+        .register(&RegisterAgent {
+            name: "planner".into(),
+            execution_mode: Some(ExecutionMode::Hybrid),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let plan = admin
+        .tasks()
+        .claim(&ClaimTask {
+            agent_id: planner.id,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .unwrap();
+    admin
+        .tasks()
+        .create(&CreateTask {
+            title: "compile".into(),
+            task_type: "code".into(),
+            role: Some("dev".into()),
+            workflow_id: Some(workflow.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let done = CompleteTask {
+        agent_id: Some(planner.id),
+        ..Default::default()
+    };
+    admin.tasks().complete(plan.id, &done).await.unwrap();
+    claim_and_fail(&server, &["role:dev"], "the compiler crashed").await;
+    let state = admin
+        .workflows()
+        .get(workflow.id)
+        .await
+        .unwrap()
+        .workflow
+        .state;
+    assert_eq!(state.as_str(), "failed");
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::orch_admin(
+        &server,
+        dir.path(),
+        &["workflows", "get", "nightly build", "--watch"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("error: the compiler crashed"), "{said}");
+    assert!(said.contains("ended failed"), "{said}");
 }

@@ -6,8 +6,8 @@
 use orchestrator_client::Client;
 use orchestrator_client::api::fleet::ContainerFilter;
 use orchestrator_client::api::{
-    CreateTask, LogFilter, LogLevel, LogQuery, LogSource, PageRequest, SignalKind, SignalWorker, Task,
-    TaskState,
+    CreateTask, LogFilter, LogLevel, LogQuery, LogSource, PageRequest, SignalKind, SignalWorker,
+    Task, TaskState,
 };
 use orchestrator_tests::TestServer;
 use serde_json::json;
@@ -173,7 +173,10 @@ async fn worker_run_completes_fails_and_cancels_tasks() {
     // Why: the error names the command's last complaint, and its stderr
     // is an `error` row (what `orch logs tail --level error` shows).
     assert!(
-        error["message"].as_str().unwrap().ends_with(": about to fail"),
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(": about to fail"),
         "{error}"
     );
     let errors = async || {
@@ -191,7 +194,10 @@ async fn worker_run_completes_fails_and_cancels_tasks() {
             .unwrap()
             .items
     };
-    eventually("the failure's error rows", async || errors().await.len() >= 2).await;
+    eventually("the failure's error rows", async || {
+        errors().await.len() >= 2
+    })
+    .await;
     let rows = errors().await;
     let stderr = rows
         .iter()

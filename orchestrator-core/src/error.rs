@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 fn too_large_message(limit: usize) -> String {
     let mib = limit as f64 / (1024.0 * 1024.0);
     if limit >= 16 * 1024 * 1024 {
-        format!("the request is larger than {mib:.0} MiB (files may be up to 10 MiB each, {mib:.0} MiB per request)")
+        format!(
+            "the request is larger than {mib:.0} MiB (files may be up to 10 MiB each, {mib:.0} MiB per request)"
+        )
     } else {
         format!("the request body is larger than {mib:.0} MiB")
     }

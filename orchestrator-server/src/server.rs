@@ -187,7 +187,11 @@ pub async fn serve(config: ServerConfig) -> Result<(), ServeError> {
         );
     }
     let core = handle.control_plane();
-    if handle.generated_keys().iter().any(|k| k.scope == Scope::Admin) {
+    if handle
+        .generated_keys()
+        .iter()
+        .any(|k| k.scope == Scope::Admin)
+    {
         if let Err(e) = core.record_admin_key_shown().await {
             tracing::warn!(error = %e, "could not record that the admin key was shown");
         }

@@ -17,8 +17,10 @@ use std::path::PathBuf;
 pub enum AdminCommand {
     /// Create an admin API key offline, on the database itself (stop the
     /// server first on SQLite); prints the key once.
-    #[command(after_help = "Examples:\n  orch admin create-key --data-dir ~/.local/share/orch\n  \
-                            orch admin create-key --database-url postgres://orch@db/orch")]
+    #[command(
+        after_help = "Examples:\n  orch admin create-key --data-dir ~/.local/share/orch\n  \
+                            orch admin create-key --database-url postgres://orch@db/orch"
+    )]
     CreateKey(CreateKeyArgs),
 }
 

@@ -114,7 +114,12 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
                 t
             });
         }
-        PlaybooksCommand::Get(args) => show(format, &playbooks.get(super::resolve::playbook(&client, &args.id).await?).await?),
+        PlaybooksCommand::Get(args) => show(
+            format,
+            &playbooks
+                .get(super::resolve::playbook(&client, &args.id).await?)
+                .await?,
+        ),
         PlaybooksCommand::Create(args) => {
             let request: CreatePlaybook = read_document(&args.file)?;
             show(format, &playbooks.create(&request).await?);
@@ -122,16 +127,26 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
         PlaybooksCommand::Update(args) => {
             let playbook = if args.replace {
                 let request: CreatePlaybook = read_document(&args.file)?;
-                playbooks.replace(super::resolve::playbook(&client, &args.id).await?, &request).await?
+                playbooks
+                    .replace(super::resolve::playbook(&client, &args.id).await?, &request)
+                    .await?
             } else {
                 let request: PatchPlaybook = read_document(&args.file)?;
-                playbooks.patch(super::resolve::playbook(&client, &args.id).await?, &request).await?
+                playbooks
+                    .patch(super::resolve::playbook(&client, &args.id).await?, &request)
+                    .await?
             };
             show(format, &playbook);
         }
-        PlaybooksCommand::Archive(args) => {
-            show(format, &playbooks.archive(super::resolve::playbook(&client, &args.id).await?, !args.undo).await?)
-        }
+        PlaybooksCommand::Archive(args) => show(
+            format,
+            &playbooks
+                .archive(
+                    super::resolve::playbook(&client, &args.id).await?,
+                    !args.undo,
+                )
+                .await?,
+        ),
         PlaybooksCommand::Delete(args) => {
             let deleted = if args.permanent {
                 output::confirm(
@@ -141,9 +156,13 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
                         args.id
                     ),
                 )?;
-                playbooks.delete_permanently(super::resolve::playbook(&client, &args.id).await?).await?
+                playbooks
+                    .delete_permanently(super::resolve::playbook(&client, &args.id).await?)
+                    .await?
             } else {
-                playbooks.delete(super::resolve::playbook(&client, &args.id).await?).await?
+                playbooks
+                    .delete(super::resolve::playbook(&client, &args.id).await?)
+                    .await?
             };
             output::emit(format, &deleted, || {
                 fields(&[
@@ -155,7 +174,9 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
             });
         }
         PlaybooksCommand::Impact(args) => {
-            let impact = playbooks.delete_impact(super::resolve::playbook(&client, &args.id).await?).await?;
+            let impact = playbooks
+                .delete_impact(super::resolve::playbook(&client, &args.id).await?)
+                .await?;
             output::emit(format, &impact, || {
                 fields(&[
                     ("playbook", impact.name.clone()),

@@ -70,9 +70,11 @@ pub async fn unclaimable(client: &Client, tasks: &[Task]) -> anyhow::Result<Vec<
     let agents = online_agents(client).await?;
     let mut said = Vec::new();
     for task in pending {
-        let takers = agents
-            .iter()
-            .any(|a| task.required_tags.iter().all(|t| a.routing_tags.contains(t)));
+        let takers = agents.iter().any(|a| {
+            task.required_tags
+                .iter()
+                .all(|t| a.routing_tags.contains(t))
+        });
         if takers {
             continue;
         }

@@ -12,9 +12,8 @@ use base64::Engine;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use orchestrator_client::Client;
-use orchestrator_client::api::workspaces::WorkspaceFilter;
 use orchestrator_client::api::{
-    CreateWorkItem, CreateWorkflow, EnqueueActivation, InitialInputPacket, InputFile, PageRequest,
+    CreateWorkItem, CreateWorkflow, EnqueueActivation, InitialInputPacket, InputFile,
     PlanningWorkflow, RedriveWorkflow, TaskState, UpdateWorkItem, Workflow, WorkflowAction,
     WorkflowEventQuery, WorkflowFilter, WorkflowState,
 };
@@ -112,9 +111,11 @@ pub struct IdArg {
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    pub id: Uuid,
+    /// The workflow: its id, a unique id prefix or its name.
+    pub id: String,
     /// Print again whenever the workflow changes, until it ends (polls
-    /// every --interval seconds).
+    /// every --interval seconds); exits 1 when it ends failed, after
+    /// saying why.
     #[arg(long)]
     pub watch: bool,
     /// Seconds between polls with --watch.
@@ -237,7 +238,8 @@ pub struct LaunchArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    #[arg(long)]
+    /// Only workflows in this state.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(WorkflowState::ALL.map(WorkflowState::as_str)))]
     pub state: Option<String>,
     #[arg(long)]
     pub workspace: Option<Uuid>,
@@ -272,39 +274,6 @@ pub struct RedriveArgs {
     pub fresh: bool,
     #[arg(long)]
     pub request_id: Option<String>,
-}
-
-async fn resolve_playbook(client: &Client, text: &str) -> anyhow::Result<Uuid> {
-    if let Ok(id) = Uuid::parse_str(text) {
-        return Ok(id);
-    }
-    let page = client.playbooks().list(PageRequest::new(1, 100)).await?;
-    page.items
-        .iter()
-        .find(|p| p.slug == text || p.name == text)
-        .map(|p| p.id)
-        .ok_or_else(|| anyhow::anyhow!("no playbook with slug or name `{text}`"))
-}
-
-async fn resolve_workspace(client: &Client, text: &str) -> anyhow::Result<Uuid> {
-    if let Ok(id) = Uuid::parse_str(text) {
-        return Ok(id);
-    }
-    let page = client
-        .workspaces()
-        .list(
-            &WorkspaceFilter {
-                q: Some(text.to_owned()),
-                is_active: None,
-            },
-            PageRequest::new(1, 100),
-        )
-        .await?;
-    page.items
-        .iter()
-        .find(|w| w.slug == text || w.name == text)
-        .map(|w| w.id)
-        .ok_or_else(|| anyhow::anyhow!("no workspace with slug or name `{text}`"))
 }
 
 fn content_type(path: &std::path::Path) -> Option<String> {
@@ -348,6 +317,7 @@ async fn watch(client: &Client, id: Uuid) -> anyhow::Result<WorkflowState> {
         "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks done  {msg}",
     )?);
     bar.enable_steady_tick(Duration::from_millis(120));
+    let (mut polls, mut said) = (0u64, Vec::new());
     loop {
         let detail = client.workflows().get(id).await?;
         let count = |s: TaskState| detail.tasks.iter().filter(|t| t.state == s).count();
@@ -367,7 +337,29 @@ async fn watch(client: &Client, id: Uuid) -> anyhow::Result<WorkflowState> {
             bar.finish();
             return Ok(detail.workflow.state);
         }
+        // Every few seconds: pending work nobody online can take.
+        if polls % 10 == 0 {
+            let stalled = super::why::unclaimable(client, &detail.tasks).await?;
+            if stalled != said {
+                for line in &stalled {
+                    bar.println(format!("waiting: {line}"));
+                }
+                said = stalled;
+            }
+        }
+        polls += 1;
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Why a workflow ended failed (or cancelled): each failed task with its
+/// error and its command's last stderr lines, on stderr.
+async fn explain_end(client: &Client, detail: &orchestrator_client::api::WorkflowDetail) {
+    for task in detail.tasks.iter().filter(|t| t.state == TaskState::Failed) {
+        match super::why::failure(client, task).await {
+            Ok(text) => eprint!("{text}"),
+            Err(e) => eprintln!("task {}: cannot explain the failure: {e}", task.id),
+        }
     }
 }
 
@@ -375,15 +367,22 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
     let client = config::client(global)?;
     match command {
         WorkflowsCommand::Launch(args) => {
-            let playbook_id = resolve_playbook(&client, &args.playbook).await?;
-            let workspace_id = resolve_workspace(&client, &args.workspace).await?;
+            let playbook_id = super::resolve::playbook(&client, &args.playbook).await?;
+            let workspace_id = super::resolve::workspace(&client, &args.workspace).await?;
             let mut parameters = BTreeMap::new();
             for param in &args.params {
-                let (k, v) = param
-                    .split_once('=')
-                    .ok_or_else(|| anyhow::anyhow!("--param takes key=value, got `{param}`"))?;
+                let (k, v) = param.split_once('=').ok_or_else(|| {
+                    output::usage(format!("--param takes key=value, got `{param}`"))
+                })?;
                 parameters.insert(k.to_owned(), v.to_owned());
             }
+            let mut sizes = Vec::with_capacity(args.files.len());
+            for path in &args.files {
+                let meta = std::fs::metadata(path)
+                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+                sizes.push((path.as_path(), meta.len() as usize));
+            }
+            super::upload::check(&sizes)?;
             let mut files = Vec::new();
             for path in &args.files {
                 let bytes = std::fs::read(path)
@@ -425,6 +424,7 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
             let detail = client.workflows().get(workflow.id).await?;
             show_workflow(global, &detail.workflow);
             if state != WorkflowState::Completed {
+                explain_end(&client, &detail).await;
                 anyhow::bail!("workflow {} ended {}", workflow.id, state.as_str());
             }
         }
@@ -470,9 +470,11 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
             });
         }
         WorkflowsCommand::Get(args) if args.watch => {
+            let id = super::resolve::workflow(&client, &args.id).await?;
             let mut last = None;
+            let mut stalled = Vec::new();
             loop {
-                let detail = client.workflows().get(args.id).await?;
+                let detail = client.workflows().get(id).await?;
                 let text = serde_json::to_string(&detail)?;
                 if last.as_ref() != Some(&text) {
                     output::emit_line(global.format(), &detail, || {
@@ -488,7 +490,20 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
                     last = Some(text);
                 }
                 if detail.workflow.state.is_terminal() {
-                    return Ok(());
+                    // Cancelled is an operator's choice, not a failure.
+                    if detail.workflow.state != WorkflowState::Failed {
+                        return Ok(());
+                    }
+                    explain_end(&client, &detail).await;
+                    anyhow::bail!("workflow {id} ended {}", detail.workflow.state.as_str());
+                }
+                // Nobody can take its pending work: say so once per change.
+                let now = super::why::unclaimable(&client, &detail.tasks).await?;
+                if now != stalled {
+                    for line in &now {
+                        eprintln!("waiting: {line}");
+                    }
+                    stalled = now;
                 }
                 tokio::time::sleep(Duration::from_secs(args.interval.max(1))).await;
             }
@@ -617,7 +632,8 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
             show_workflow(global, &workflow);
         }
         WorkflowsCommand::Get(args) => {
-            let detail = client.workflows().get(args.id).await?;
+            let id = super::resolve::workflow(&client, &args.id).await?;
+            let detail = client.workflows().get(id).await?;
             output::emit(global.format(), &detail, || {
                 let mut t = table(&["task", "title", "state", "kind", "stage", "agent"]);
                 for task in &detail.tasks {

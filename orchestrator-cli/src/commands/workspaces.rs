@@ -240,7 +240,12 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 t
             });
         }
-        WorkspacesCommand::Get(args) => show(format, &workspaces.get(super::resolve::workspace(&client, &args.id).await?).await?),
+        WorkspacesCommand::Get(args) => show(
+            format,
+            &workspaces
+                .get(super::resolve::workspace(&client, &args.id).await?)
+                .await?,
+        ),
         WorkspacesCommand::Create(args) => {
             let request = CreateWorkspace {
                 name: args.name,
@@ -266,7 +271,15 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 is_active: args.active,
                 request_id: None,
             };
-            show(format, &workspaces.patch(super::resolve::workspace(&client, &args.id).await?, &request).await?);
+            show(
+                format,
+                &workspaces
+                    .patch(
+                        super::resolve::workspace(&client, &args.id).await?,
+                        &request,
+                    )
+                    .await?,
+            );
         }
         WorkspacesCommand::Memory(MemoryCommand::Set { id, key, value }) => {
             let id = super::resolve::workspace(&client, &id).await?;
@@ -382,7 +395,12 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 },
                 request_id: None,
             };
-            let packet = workspaces.verify_git_access(super::resolve::workspace(&client, &args.id).await?, &request).await?;
+            let packet = workspaces
+                .verify_git_access(
+                    super::resolve::workspace(&client, &args.id).await?,
+                    &request,
+                )
+                .await?;
             output::emit(format, &packet, || {
                 fields(&[
                     ("reachable", packet.reachable.to_string()),

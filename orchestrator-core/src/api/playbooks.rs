@@ -110,6 +110,21 @@ pub struct PlaybookDefinition {
     /// must name one of them (400 `VALIDATION_ERROR` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub roles: Option<Vec<RoleDefinition>>,
+    /// Set by a catalog import: the local ids of the catalog specialists
+    /// and skills the playbook uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_links: Option<CatalogLinks>,
+}
+
+/// [`PlaybookDefinition::catalog_links`]: catalog id → local id.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CatalogLinks {
+    #[serde(default)]
+    pub specialists: std::collections::BTreeMap<String, Uuid>,
+    #[serde(default)]
+    pub skills: std::collections::BTreeMap<String, Uuid>,
 }
 
 /// One stage of a [`PlaybookDefinition`].

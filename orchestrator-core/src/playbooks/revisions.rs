@@ -84,7 +84,11 @@ pub fn validate_definition(definition: &Value) -> Result<()> {
                 &format!("definition.stages[{i}].role"),
                 format!(
                     "`{role}` is not one of the definition's roles ({})",
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
                 ),
             ));
         }
