@@ -695,6 +695,51 @@ async fn catalog_import_and_rail_search_work_from_the_browser() {
     driver.close().await;
 }
 
+/// Eight tabs of the dashboard: a browser allows six HTTP/1.1 connections
+/// to one host, so a stream per tab would leave the seventh tab loading
+/// forever. The tabs share one event stream (the leader tab follows it and
+/// passes frames on), so every tab loads and every tab sees live changes.
+#[tokio::test]
+async fn eight_tabs_load_and_follow_live_changes_over_one_shared_stream() {
+    let server = TestServer::start().await;
+    let (playbook_id, workspace_id) = server.launch_fixtures("Tabs", "Tab repo").await;
+    let launch = |name: &str| orchestrator_client::api::CreateWorkflow {
+        playbook_id,
+        workspace_id,
+        name: name.into(),
+        ..Default::default()
+    };
+    server
+        .admin()
+        .workflows()
+        .create(&launch("first run"))
+        .await
+        .unwrap();
+    let driver = Driver::start().await;
+    let browser = driver.browser();
+    sign_in(browser, &server, &server.admin_key).await;
+    wait_url(browser, "/ui/workflows").await;
+    for tab in 1..8 {
+        let opened = browser.new_window(true).await.unwrap();
+        browser.switch_to_window(opened.handle).await.unwrap();
+        let rail = server.at("/ui/workflows");
+        tokio::time::timeout(Duration::from_secs(20), browser.goto(&rail))
+            .await
+            .unwrap_or_else(|_| panic!("tab {} did not load (connections used up)", tab + 1))
+            .unwrap();
+        wait_text(browser, "#rail", "first run").await;
+    }
+    // A change shows live in the last tab, which is not the one streaming.
+    server
+        .admin()
+        .workflows()
+        .create(&launch("late run"))
+        .await
+        .unwrap();
+    wait_text(browser, "#rail", "late run").await;
+    driver.close().await;
+}
+
 /// Waits until `script` (a function body returning a value) returns true.
 async fn wait_js(browser: &Browser, script: &str, what: &str) {
     let started = Instant::now();

@@ -116,14 +116,44 @@ async fn definitions_are_validated_and_bad_input_writes_nothing() {
         json!({"stages": []}),
         json!({"stages": [{"name": "a"}, {"name": "a"}]}),
         json!({"stages": [{"name": "a"}], "roles": [{"name": "r"}, {"name": "r"}]}),
-        json!({"roles": [{"name": "r"}]}),
-        json!("not an object"),
+        // A stage's role must be one of the roles (a rule: 400).
+        json!({"stages": [{"name": "a", "role": "dev"}], "roles": [{"name": "qa"}]}),
     ] {
         let mut request = playbook("Bad");
         request.definition = definition.clone();
         let error = admin.playbooks().create(&request).await.unwrap_err();
         assert_eq!(error.status(), Some(400), "{definition}");
         assert_eq!(error.code(), Some(ErrorCode::ValidationError));
+    }
+    // The definition has a typed schema: a wrong shape or a typo in a key
+    // is 422 naming its path.
+    for (definition, path) in [
+        (json!({"roles": [{"name": "r"}]}), "definition.stages"),
+        (json!("not an object"), "definition"),
+        (
+            json!({"stagse": [{"name": "a"}], "stages": [{"name": "a"}]}),
+            "definition.stagse",
+        ),
+        (
+            json!({"stages": [{"name": "a"}, {"name": "b", "gaol": "x"}]}),
+            "definition.stages[1].gaol",
+        ),
+        (
+            json!({"stages": [{"name": "a"}], "roles": [{"name": "r", "skills": []}]}),
+            "definition.roles[0].skills",
+        ),
+        (
+            json!({"stages": [{"name": 7}]}),
+            "definition.stages[0].name",
+        ),
+    ] {
+        let mut request = playbook("Bad");
+        request.definition = definition.clone();
+        let error = admin.playbooks().create(&request).await.unwrap_err();
+        assert_eq!(error.status(), Some(422), "{definition}");
+        assert_eq!(error.code(), Some(ErrorCode::SchemaValidationFailed));
+        let fields = error.field_errors().expect("field errors");
+        assert!(fields.get(path).is_some(), "{definition}: {fields:?}");
     }
     // Missing outcome is a schema failure.
     let response = server
@@ -149,6 +179,14 @@ async fn definitions_are_validated_and_bad_input_writes_nothing() {
             .total,
         0
     );
+    // Stage roles and catalog fields that exist are accepted.
+    let mut request = playbook("Good");
+    request.definition = json!({
+        "roles": [{"name": "dev", "specialist_id": "backend-developer", "description": "writes code"}],
+        "stages": [{"name": "build", "role": "dev", "goal": "it works", "description": "d"}],
+    });
+    let created = admin.playbooks().create(&request).await.unwrap();
+    assert_eq!(created.version, 1);
 }
 
 #[tokio::test]

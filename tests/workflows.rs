@@ -817,3 +817,45 @@ async fn activations_pause_resume_cancel_and_the_planning_workflow() {
         2
     );
 }
+
+/// A launch's input files have the upload limits (10 MiB each, 16 MiB per
+/// request), not the 1 MiB of a JSON body; a file over them is refused by
+/// its name.
+#[tokio::test]
+async fn a_launch_takes_files_up_to_the_upload_limits() {
+    use base64::Engine;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let (playbook_id, workspace_id) = server.launch_fixtures("Files", "Files repo").await;
+    let file = |name: &str, size: usize| InputFile {
+        file_name: name.into(),
+        content_base64: base64::engine::general_purpose::STANDARD.encode(vec![b'x'; size]),
+        content_type: None,
+    };
+    let with = |files: Vec<InputFile>| CreateWorkflow {
+        initial_input_packet: Some(InitialInputPacket {
+            summary: None,
+            structured_inputs: None,
+            files: Some(files),
+        }),
+        ..launch(playbook_id, workspace_id, "With files")
+    };
+    let launched = admin
+        .workflows()
+        .create(&with(vec![file("design.pdf", 3 * 1024 * 1024)]))
+        .await
+        .expect("a 3 MiB attachment fits");
+    assert_eq!(launched.state, WorkflowState::Pending);
+    let error = admin
+        .workflows()
+        .create(&with(vec![file("video.mp4", 10 * 1024 * 1024 + 1)]))
+        .await
+        .unwrap_err();
+    assert_eq!(error.status(), Some(400));
+    assert!(
+        error
+            .to_string()
+            .contains("`video.mp4` is 10.0 MiB; files may be up to 10 MiB each"),
+        "{error}"
+    );
+}

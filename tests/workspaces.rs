@@ -449,6 +449,12 @@ async fn files_round_trip_byte_for_byte() {
         .await
         .unwrap_err();
     assert_eq!(error.status(), Some(400), "over 10 MiB decoded");
+    assert!(
+        error
+            .to_string()
+            .contains("`big.bin` is 10.0 MiB; files may be up to 10 MiB each"),
+        "the message names the file and the limit: {error}"
+    );
     let listed = admin
         .workspaces()
         .files(ws.id, PageRequest::default())
@@ -973,6 +979,10 @@ async fn upload_bodies_over_16_mib_are_refused() {
     assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
     let value: Value = response.json().await.unwrap();
     assert_eq!(value["error"]["code"], "PAYLOAD_TOO_LARGE");
+    assert_eq!(
+        value["error"]["message"],
+        "the request is larger than 16 MiB (files may be up to 10 MiB each, 16 MiB per request)"
+    );
 }
 
 #[tokio::test]

@@ -145,6 +145,10 @@ pub enum OutputFormat {
 pub enum Command {
     /// Run the control plane (embedded SQLite by default).
     Serve(serve::ServeArgs),
+    /// Work on the server's database directly, while the server is down
+    /// (create an admin key when none is known).
+    #[command(subcommand)]
+    Admin(crate::commands::admin::AdminCommand),
     /// Check an API key against a server and save it in a profile.
     Login(login::LoginArgs),
     /// Show who the current credential is.

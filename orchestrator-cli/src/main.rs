@@ -27,6 +27,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let matches = cli::with_examples(cli::Cli::command()).get_matches();
     let cli = match cli::Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
@@ -34,7 +35,31 @@ async fn main() -> ExitCode {
     };
     output::set_field(cli.global.field.clone());
     match commands::run(cli).await {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => match output::field_missed() {
+            Some(missed) => output::report_error(&missed),
+            None => ExitCode::SUCCESS,
+        },
         Err(error) => output::report_error(&error),
     }
+}
+
+/// `orch ... | head -1`: a reader that stops early closes the pipe, and a
+/// write that finds it closed (a `println!` anywhere, or a library's
+/// `expect`) panics. That is the reader's choice, not an error of ours:
+/// end quietly with success instead of a panic message and exit 101. Any
+/// other panic keeps the default report.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("Broken pipe") || message.contains("BrokenPipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

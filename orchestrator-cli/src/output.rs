@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The global `--field` path, set once at start.
 static FIELD: OnceLock<Option<String>> = OnceLock::new();
@@ -18,6 +19,58 @@ pub fn set_field(path: Option<String>) {
 
 fn field() -> Option<&'static str> {
     FIELD.get().and_then(|f| f.as_deref())
+}
+
+/// Whether `--field` printed anything, and whether it looked into a value
+/// where it found nothing (see [`field_missed`]).
+static FIELD_HIT: AtomicBool = AtomicBool::new(false);
+static FIELD_MISS: AtomicBool = AtomicBool::new(false);
+
+/// After the command: an error when `--field` matched nothing in what the
+/// command had to show (a typo in the path would otherwise print nothing
+/// and succeed). An empty list is not a miss.
+pub fn field_missed() -> Option<anyhow::Error> {
+    let path = field()?;
+    (FIELD_MISS.load(Ordering::Relaxed) && !FIELD_HIT.load(Ordering::Relaxed)).then(|| {
+        anyhow::anyhow!(
+            "--field {path} matched nothing in the output (see the field names with -o json)"
+        )
+    })
+}
+
+/// An error in the command line that the CLI found itself (a value clap
+/// could not check): exit code 2, as clap's own usage errors.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// A name or id prefix that matched nothing: exit code 4, as a 404.
+#[derive(Debug)]
+pub struct NotFound(pub String);
+
+impl std::fmt::Display for NotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotFound {}
+
+/// `anyhow::Error` of a [`Usage`] error.
+pub fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Usage(message.into()))
+}
+
+/// `anyhow::Error` of a [`NotFound`] error.
+pub fn not_found(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(NotFound(message.into()))
 }
 
 /// Prints `value` as pretty JSON, YAML, or the table `table` builds; with
@@ -35,7 +88,45 @@ pub fn emit<T: Serialize>(format: OutputFormat, value: &T, table: impl FnOnce() 
             Ok(text) => print_out(text.trim_end()),
             Err(e) => eprintln!("error: cannot render YAML: {e}"),
         },
-        OutputFormat::Table => print_out(&table().to_string()),
+        OutputFormat::Table => {
+            print_out(&table().to_string());
+            page_footer(value);
+        }
+    }
+}
+
+/// Under a table of one page of a list, the same footer everywhere, on
+/// stderr (stdout stays the table): "showing 1–20 of 153; --page 2 for
+/// more, or --all".
+fn page_footer<T: Serialize>(value: &T) {
+    let Ok(Value::Object(page)) = serde_json::to_value(value) else {
+        return;
+    };
+    let number = |k: &str| page.get(k).and_then(Value::as_u64);
+    let (Some(Value::Array(items)), Some(total), Some(number), Some(per_page)) = (
+        page.get("items"),
+        number("total"),
+        number("page"),
+        number("per_page"),
+    ) else {
+        return;
+    };
+    let shown = items.len() as u64;
+    if shown == 0 {
+        if total > 0 {
+            eprintln!("nothing on page {number} of {total} in all; try --page 1");
+        }
+        return;
+    }
+    let from = (number.max(1) - 1) * per_page.max(1) + 1;
+    let to = from + shown - 1;
+    if to < total {
+        eprintln!(
+            "showing {from}–{to} of {total}; --page {} for more, or --all",
+            number + 1
+        );
+    } else {
+        eprintln!("showing {from}–{to} of {total}");
     }
 }
 
@@ -64,7 +155,19 @@ fn print_field<T: Serialize>(value: &T, path: &str) {
         Ok(value) => value,
         Err(e) => return eprintln!("error: cannot render JSON: {e}"),
     };
-    for found in select(&value, path) {
+    let found = select(&value, path);
+    if found.is_empty() {
+        let empty = match value.get("items").unwrap_or(&value) {
+            Value::Array(items) => items.is_empty(),
+            _ => false,
+        };
+        if !empty {
+            FIELD_MISS.store(true, Ordering::Relaxed);
+        }
+    } else {
+        FIELD_HIT.store(true, Ordering::Relaxed);
+    }
+    for found in found {
         match found {
             Value::String(s) => print_out(s),
             other => print_out(&other.to_string()),
@@ -123,7 +226,9 @@ pub fn confirm(yes: bool, what: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     if !std::io::stdin().is_terminal() {
-        anyhow::bail!("{what}: refusing without --yes (stdin is not a terminal)");
+        return Err(usage(format!(
+            "{what}: refusing without --yes (stdin is not a terminal)"
+        )));
     }
     eprint!("{what}. Continue? [y/N] ");
     let _ = std::io::stderr().flush();
@@ -173,6 +278,28 @@ pub fn opt<T: ToString>(value: &Option<T>) -> String {
         .map_or_else(|| "-".to_owned(), ToString::to_string)
 }
 
+/// The server's hints name its routes (any client reads them); in a
+/// terminal the route's command is what helps.
+const ROUTE_COMMANDS: &[(&str, &str)] = &[
+    (
+        "DELETE /playbooks/:id/permanent",
+        "`orch playbooks delete ID --permanent`",
+    ),
+    (
+        "PATCH /playbooks/:id/archive with archived false",
+        "`orch playbooks archive ID --undo`",
+    ),
+];
+
+/// `hint` with the routes it names replaced by their `orch` commands.
+fn cli_hint(hint: &str) -> String {
+    ROUTE_COMMANDS
+        .iter()
+        .fold(hint.to_owned(), |hint, (route, command)| {
+            hint.replace(route, command)
+        })
+}
+
 /// Prints an error on stderr and picks the exit code.
 pub fn report_error(error: &anyhow::Error) -> ExitCode {
     let api = error
@@ -200,7 +327,7 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
             }
         }
         if let Some(hint) = &body.recovery_hint {
-            eprintln!("hint: {hint}");
+            eprintln!("hint: {}", cli_hint(hint));
         }
         return ExitCode::from(match status {
             401 | 403 => 3,
@@ -209,6 +336,37 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
             _ => 1,
         });
     }
+    if let Some(orchestrator_client::Error::Transport(e)) = api
+        && (e.is_connect() || e.is_timeout())
+    {
+        // Once, in words, instead of reqwest's chain of causes.
+        let url = e.url().map_or_else(String::new, |u| {
+            let mut base = u.clone();
+            base.set_path("");
+            base.set_query(None);
+            format!(" at {}", base.as_str().trim_end_matches('/'))
+        });
+        let why = if e.is_timeout() {
+            "timed out"
+        } else {
+            "connection refused"
+        };
+        // What the command was doing, when it said so (`could not read the
+        // server's version`), then the one line about the server.
+        let doing = error
+            .chain()
+            .next()
+            .filter(|top| !top.is::<orchestrator_client::Error>())
+            .map_or_else(String::new, |top| format!("{top}: "));
+        eprintln!("error: {doing}cannot reach orch{url} ({why}): is `orch serve` running?");
+        return ExitCode::FAILURE;
+    }
     eprintln!("error: {error:#}");
+    if error.chain().any(|e| e.is::<Usage>()) {
+        return ExitCode::from(2);
+    }
+    if error.chain().any(|e| e.is::<NotFound>()) {
+        return ExitCode::from(4);
+    }
     ExitCode::FAILURE
 }

@@ -129,7 +129,7 @@ async fn destructive_commands_ask_and_refuse_without_a_terminal() {
 
     // No terminal on stdin and no --yes: refused, nothing changed.
     let refused = orch_admin(&server, dir.path(), &["api-keys", "revoke", &key_id]).await;
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2), "a refusal is a usage error");
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("--yes"), "{stderr}");
     let keys = server
@@ -167,7 +167,7 @@ async fn destructive_commands_ask_and_refuse_without_a_terminal() {
         .unwrap();
     let id = workflow.id.to_string();
     let refused = orch_admin(&server, dir.path(), &["workflows", "cancel", &id]).await;
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2), "a refusal is a usage error");
     assert_ne!(
         server
             .admin()
@@ -280,7 +280,7 @@ async fn profiles_use_delete_and_logout_revoking_the_saved_session() {
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         orch_with(&args, &env).await
     };
-    let login = |profile: &'static str, session: bool| {
+    let login = |profile: &'static str, session: bool, use_it: bool| {
         let mut args = vec![
             "login".to_owned(),
             "--url".to_owned(),
@@ -291,10 +291,33 @@ async fn profiles_use_delete_and_logout_revoking_the_saved_session() {
         if session {
             args.push("--session".into());
         }
+        if use_it {
+            args.push("--use".into());
+        }
         run(args, env(profile))
     };
-    assert!(login("main", true).await.status.success());
-    assert!(login("spare", false).await.status.success());
+    assert!(login("main", true, false).await.status.success());
+    assert!(login("spare", false, false).await.status.success());
+    let current = async || {
+        let list = json(
+            &run(
+                vec!["profiles".into(), "list".into(), "-o".into(), "json".into()],
+                vec![("ORCH_CONFIG", config.clone())],
+            )
+            .await,
+        );
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["current"] == true)
+            .map(|p| p["name"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(
+        current().await.as_deref(),
+        Some("main"),
+        "the first profile saved is current; logging in to another does not switch"
+    );
+    assert!(login("spare", false, true).await.status.success());
 
     let list = json(
         &run(
@@ -310,7 +333,7 @@ async fn profiles_use_delete_and_logout_revoking_the_saved_session() {
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, vec!["main", "spare"]);
-    assert_eq!(list[1]["current"], true, "the last login is current");
+    assert_eq!(list[1]["current"], true, "login --use switches");
     assert_eq!(list[0]["has_session"], true);
 
     let used = run(

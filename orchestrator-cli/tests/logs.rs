@@ -58,6 +58,9 @@ async fn logs_commands_print_query_export_and_count() {
     );
     assert!(lines[1].contains("tool.last"));
     assert!(!text.contains('\u{1b}'), "no ANSI codes: {text:?}");
+    // -n 0: no old rows at all.
+    let none = stdout(&orch(url, key, &["logs", "tail", "-n", "0"]).await);
+    assert_eq!(none, "", "tail -n 0 printed old rows");
     let errors = stdout(&orch(url, key, &["logs", "tail", "--level", "error"]).await);
     assert!(
         errors.contains("ERROR") && errors.contains("model timed out"),

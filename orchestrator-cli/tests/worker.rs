@@ -6,8 +6,8 @@
 use orchestrator_client::Client;
 use orchestrator_client::api::fleet::ContainerFilter;
 use orchestrator_client::api::{
-    CreateTask, LogFilter, LogQuery, LogSource, PageRequest, SignalKind, SignalWorker, Task,
-    TaskState,
+    CreateTask, LogFilter, LogLevel, LogQuery, LogSource, PageRequest, SignalKind, SignalWorker,
+    Task, TaskState,
 };
 use orchestrator_tests::TestServer;
 use serde_json::json;
@@ -170,6 +170,44 @@ async fn worker_run_completes_fails_and_cancels_tasks() {
         "{error}"
     );
     assert_eq!(error["recoverable"], true);
+    // Why: the error names the command's last complaint, and its stderr
+    // is an `error` row (what `orch logs tail --level error` shows).
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with(": about to fail"),
+        "{error}"
+    );
+    let errors = async || {
+        admin
+            .logs()
+            .query(&LogQuery {
+                filter: LogFilter {
+                    task_id: Some(failing.id),
+                    level: Some(LogLevel::Error),
+                    ..Default::default()
+                },
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .items
+    };
+    eventually("the failure's error rows", async || {
+        errors().await.len() >= 2
+    })
+    .await;
+    let rows = errors().await;
+    let stderr = rows
+        .iter()
+        .find(|r| r.operation == "task.failed")
+        .expect("the failed command's stderr row");
+    assert_eq!(
+        stderr.payload.as_ref().unwrap()["last_lines"],
+        json!(["about to fail"])
+    );
+    assert!(rows.iter().any(|r| r.operation == "task.fail"), "{rows:?}");
 
     let slow = admin.tasks().create(&task("slow")).await.unwrap();
     wait_for(&admin, slow.id, |t| t.state == TaskState::InProgress).await;

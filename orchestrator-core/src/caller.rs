@@ -22,12 +22,16 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// The control plane acting on its own in `tenant_id` (a background job:
-    /// a schedule's fire), recorded as the `system` owner.
+    /// The control plane itself, as an in-process principal with admin
+    /// scope in `tenant_id`: what an embedder (or an offline command such as
+    /// `orch admin create-key`) acts as, so it need not invent a key and
+    /// bootstrap it. It has no key row (`key_id` is nil) and events name it
+    /// as actor type `system`. Never hand it to code serving a network
+    /// request.
     pub fn system(tenant_id: Uuid) -> Self {
         Self {
             tenant_id,
-            scope: Scope::Service,
+            scope: Scope::Admin,
             key_id: Uuid::nil(),
             owner_type: "system".into(),
             owner_id: None,

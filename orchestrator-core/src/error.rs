@@ -7,6 +7,19 @@
 use crate::api::{ErrorCode, Issues};
 use serde_json::{Value, json};
 
+/// A request over a route's body limit, in the words of its user: a size
+/// in MiB and, on the upload routes, the per-file limit too.
+fn too_large_message(limit: usize) -> String {
+    let mib = limit as f64 / (1024.0 * 1024.0);
+    if limit >= 16 * 1024 * 1024 {
+        format!(
+            "the request is larger than {mib:.0} MiB (files may be up to 10 MiB each, {mib:.0} MiB per request)"
+        )
+    } else {
+        format!("the request body is larger than {mib:.0} MiB")
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Debug, thiserror::Error)]
@@ -38,7 +51,7 @@ pub enum Error {
         current: String,
         requested: String,
     },
-    #[error("request body is larger than {limit} bytes")]
+    #[error("{}", too_large_message(*.limit))]
     PayloadTooLarge { limit: usize },
     #[error("too many requests")]
     RateLimited { retry_after_secs: u64 },

@@ -169,6 +169,8 @@ impl ControlPlane {
             row.assigned_worker_id = None;
             row.claimed_at = None;
             row.started_at = None;
+        } else {
+            row.completed_at = Some(now);
         }
         row.state = to.as_str().into();
         row.updated_at = now;

@@ -5,7 +5,8 @@
 //! [`crate::keys`]), so the handle in [`crate::control_plane`] does not have
 //! to know them.
 
-use crate::api::{DEFAULT_TENANT_ID, Scope, Timestamp};
+use crate::api::{CreateApiKey, DEFAULT_TENANT_ID, Scope, Timestamp};
+use crate::caller::Caller;
 use crate::config::CoreConfig;
 use crate::control_plane::{ControlPlane, GeneratedBootstrapKey};
 use crate::error::{Error, Result};
@@ -81,6 +82,10 @@ impl ControlPlane {
                 }
             }
             mark_bootstrapped(&mut tx, scope).await?;
+            if scope == Scope::Admin {
+                // The operator configured it: they know it.
+                mark(&mut tx, ADMIN_KEY_SHOWN).await?;
+            }
             tx.commit().await?;
             return Ok(());
         }
@@ -96,14 +101,70 @@ impl ControlPlane {
         });
         Ok(())
     }
+
+    /// Whether this database generated its first admin key and no start
+    /// ever showed it (a start that failed after generating it, an embedder
+    /// that never printed it), nor was one configured or created offline
+    /// since: the operator has no admin key and needs to be told how to get
+    /// one.
+    pub async fn admin_key_never_shown(&self) -> Result<bool> {
+        let mut conn = self.store().read().await?;
+        let (bootstrapped, shown): (i64, i64) = on_db!(&mut conn, c => sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM server_secrets WHERE name = 'bootstrap:admin'), \
+                    (SELECT COUNT(*) FROM server_secrets WHERE name = $1)",
+        )
+        .bind(ADMIN_KEY_SHOWN)
+        .fetch_one(c)
+        .await)?;
+        Ok(bootstrapped > 0 && shown == 0)
+    }
+
+    /// Records that the operator now holds an admin key: called once a
+    /// generated key has been printed (after the start succeeded).
+    pub async fn record_admin_key_shown(&self) -> Result<()> {
+        let mut tx = self.store().begin().await?;
+        mark(&mut tx, ADMIN_KEY_SHOWN).await?;
+        tx.commit().await
+    }
+
+    /// Issues a new admin key of the default tenant, as the control plane
+    /// itself ([`Caller::system`]): the way back in for an operator who
+    /// has no admin key, used offline on the database (`orch admin
+    /// create-key`). Returns the raw key, to be shown once.
+    pub async fn create_admin_key(&self, name: &str) -> Result<String> {
+        let caller = Caller::system(DEFAULT_TENANT_ID);
+        let created = self
+            .create_api_key(
+                &caller,
+                CreateApiKey {
+                    name: Some(name.to_owned()),
+                    scope: Scope::Admin,
+                    expires_at: None,
+                    owner_type: None,
+                    owner_id: None,
+                    request_id: None,
+                },
+            )
+            .await?;
+        self.record_admin_key_shown().await?;
+        Ok(created.api_key)
+    }
 }
+
+/// The marker row of an admin key the operator has been given.
+const ADMIN_KEY_SHOWN: &str = "bootstrap:admin:shown";
 
 /// Records that the `scope` bootstrap happened; `false` if it already had.
 async fn mark_bootstrapped(tx: &mut Tx, scope: Scope) -> Result<bool> {
+    mark(tx, &format!("bootstrap:{scope}")).await
+}
+
+/// Inserts the marker row `name` once; `false` if it was there.
+async fn mark(tx: &mut Tx, name: &str) -> Result<bool> {
     let inserted = on_db!(tx, c => sqlx::query(
         "INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
     )
-    .bind(format!("bootstrap:{scope}"))
+    .bind(name)
     .bind("done")
     .bind(Timestamp::now().as_datetime())
     .execute(c).await.map(|r| r.rows_affected()));

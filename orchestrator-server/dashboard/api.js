@@ -163,10 +163,13 @@ export async function me() {
  * Follows an SSE route with fetch (so the cookie session and our error
  * handling apply), calling `onFrame({event, id, data})` per frame. Reconnects
  * after a drop, resuming after the last id (`Last-Event-ID`); `from` is an
- * id already seen, to start after it. Returns a function that stops it.
+ * id already seen, to start after it. While the tab is hidden the stream is
+ * closed (`pauseWhenHidden`, the default: each open stream holds one of the
+ * six connections a browser allows per host) and resumes where it was when
+ * the tab shows again. Returns a function that stops it.
  */
-export function follow(path, onFrame, { onState = () => {}, from = null } = {}) {
-  const controller = new AbortController();
+export function follow(path, onFrame, { onState = () => {}, from = null, pauseWhenHidden = true } = {}) {
+  let controller = new AbortController();
   // Signing out (abortAll) stops the stream too.
   const epoch = session.signal;
   const stopOnSignOut = () => stop();
@@ -174,14 +177,28 @@ export function follow(path, onFrame, { onState = () => {}, from = null } = {}) 
   let lastId = from;
   let stopped = false;
   let wake = null;
+  const hidden = () => pauseWhenHidden && document.visibilityState === 'hidden';
+  const onVisibility = () => {
+    if (hidden()) controller.abort();
+    else if (wake) wake();
+  };
+  document.addEventListener('visibilitychange', onVisibility);
   function stop() {
     stopped = true;
     controller.abort();
     epoch.removeEventListener('abort', stopOnSignOut);
+    document.removeEventListener('visibilitychange', onVisibility);
     if (wake) wake();
   }
   (async () => {
     while (!stopped) {
+      if (hidden()) {
+        onState('paused');
+        await new Promise((r) => { wake = r; });
+        wake = null;
+        continue;
+      }
+      controller = new AbortController();
       try {
         const headers = { accept: 'text/event-stream' };
         if (lastId !== null) headers['last-event-id'] = lastId;
@@ -215,6 +232,7 @@ export function follow(path, onFrame, { onState = () => {}, from = null } = {}) 
         if (stopped) return;
       }
       if (stopped) return;
+      if (hidden()) continue;
       onState('reconnecting');
       await new Promise((r) => { wake = r; setTimeout(r, 1500); });
       wake = null;

@@ -95,11 +95,21 @@ export function json(value) {
 }
 
 /** The error envelope's message and recovery hint, or a network failure. */
+// The server's hints name its routes; on a page, the button that does it.
+const ROUTE_ACTIONS = [
+  ['use DELETE /playbooks/:id/permanent to remove it', 'delete it permanently from the command line (orch playbooks delete ID --permanent) to remove it'],
+  ['(PATCH /playbooks/:id/archive with archived false)', 'with its Unarchive button in the playbook list'],
+];
+
+function browserHint(hint) {
+  return ROUTE_ACTIONS.reduce((text, [route, action]) => text.replace(route, action), hint);
+}
+
 export function errorBox(error) {
   return h('div', { class: 'error', role: 'alert' },
     h('strong', {}, error.message || String(error)),
     error.code ? h('span', { class: 'code' }, ` (${error.code})`) : null,
-    error.hint ? h('p', {}, error.hint) : null,
+    error.hint ? h('p', {}, browserHint(error.hint)) : null,
     error.fields ? h('ul', {}, Object.entries(error.fields).map(([f, msgs]) => h('li', {}, `${f}: ${msgs.join(', ')}`))) : null);
 }
 

@@ -43,6 +43,7 @@ const ASSETS: &[Asset] = &[
     asset!("app.js", JS),
     asset!("api.js", JS),
     asset!("dom.js", JS),
+    asset!("shared.js", JS),
     asset!("pages/signin.js", JS),
     asset!("pages/rail.js", JS),
     asset!("pages/workflow.js", JS),

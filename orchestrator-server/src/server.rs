@@ -8,6 +8,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use orchestrator_core::ControlPlane;
+use orchestrator_core::api::Scope;
 use orchestrator_core::control_plane::GeneratedBootstrapKey;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -84,10 +85,11 @@ impl ServerHandle {
     }
 }
 
-/// Opens the control plane and starts serving in the background.
+/// Binds the listeners, opens the control plane and starts serving in the
+/// background. The addresses are bound first: a start that cannot listen
+/// (a port in use) fails before it creates the database or generates the
+/// first keys, so the next start still shows them.
 pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
-    let core = ControlPlane::open(config.core.clone()).await?;
-    let generated_keys = core.take_generated_keys();
     let (listener, addr) = bind(config.listen).await?;
     let dashboard = match config.dashboard_listen {
         Some(at) => Some(bind(at).await?),
@@ -99,6 +101,8 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
         None => None,
     };
     let metrics_addr = metrics.as_ref().map(|(_, addr)| *addr);
+    let core = ControlPlane::open(config.core.clone()).await?;
+    let generated_keys = core.take_generated_keys();
     let (stop, stopped) = watch::channel(false);
     let app = Arc::new(App::new(
         core.clone(),
@@ -182,11 +186,28 @@ pub async fn serve(config: ServerConfig) -> Result<(), ServeError> {
             key = key.api_key
         );
     }
+    let core = handle.control_plane();
+    if handle
+        .generated_keys()
+        .iter()
+        .any(|k| k.scope == Scope::Admin)
+    {
+        if let Err(e) = core.record_admin_key_shown().await {
+            tracing::warn!(error = %e, "could not record that the admin key was shown");
+        }
+    } else if core.admin_key_never_shown().await.unwrap_or(false) {
+        eprintln!("\n{ADMIN_KEY_HINT}\n");
+    }
     shutdown_signal().await.map_err(ServeError::Signal)?;
     tracing::info!("shutting down: finishing in-flight requests");
     handle.shutdown().await;
     Ok(())
 }
+
+/// What a start says when the database's first admin key was never shown.
+pub const ADMIN_KEY_HINT: &str = "This database's first admin API key was generated but never shown. To get one, \
+stop the server and run `orch admin create-key` with the same --data-dir or --database-url, \
+or start it with ORCH_BOOTSTRAP_ADMIN_KEY=orch_admin_<32 letters and digits>.";
 
 /// Accepts until stopped, then waits for the open connections to finish
 /// (each is told to shut down gracefully: in-flight requests complete, idle

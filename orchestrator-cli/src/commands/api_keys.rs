@@ -52,14 +52,6 @@ pub async fn run(global: &GlobalOpts, command: ApiKeysCommand) -> anyhow::Result
                 }
                 t
             });
-            if global.format() == crate::cli::OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} keys)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
         ApiKeysCommand::Create(args) => {
             let expires_at = match args.expires_at {

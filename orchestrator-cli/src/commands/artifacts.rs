@@ -191,6 +191,7 @@ impl FileArgs {
         let Some(file_name) = self.name.clone().or(default_name) else {
             bail!("give the artifact's name with --name when reading standard input");
         };
+        super::upload::check(&[(self.path.as_path(), bytes.len())])?;
         Ok(Upload {
             file_name,
             content_base64: STANDARD.encode(bytes),
@@ -268,14 +269,6 @@ pub async fn run_workspace(
                 .fetch(|p| workspaces.artifacts(args.id, &filter, p))
                 .await?;
             output::emit(format, &page, || list_table(&page.items));
-            if format == OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} artifacts)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
         WorkspaceArtifactsCommand::Upload(args) => {
             let upload = args.file.read()?;

@@ -12,6 +12,8 @@ pub struct CompletionsArgs {
 
 pub fn run(args: CompletionsArgs) -> anyhow::Result<()> {
     let mut command = Cli::command();
-    clap_complete::generate(args.shell, &mut command, "orch", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "orch", &mut script);
+    crate::output::print_out(String::from_utf8_lossy(&script).trim_end());
     Ok(())
 }

@@ -193,14 +193,6 @@ pub async fn run(global: &GlobalOpts, command: EnvsCommand) -> anyhow::Result<()
                 }
                 t
             });
-            if format == OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} environments)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
         EnvsCommand::Get(args) => show(format, &envs.get(args.id).await?),
         EnvsCommand::Create(args) => {

@@ -1,6 +1,6 @@
 //! `orch fleet workers|containers [--live]` (admin): what the workers run.
 
-use crate::cli::{GlobalOpts, OutputFormat, PageArgs};
+use crate::cli::{GlobalOpts, PageArgs};
 use crate::config;
 use crate::output::{self, opt, table};
 use clap::{Args, Subcommand};
@@ -103,14 +103,6 @@ pub async fn run(global: &GlobalOpts, command: FleetCommand) -> anyhow::Result<(
             };
             let page = args.page.fetch(|p| fleet.containers(&filter, p)).await?;
             output::emit(format, &page, || containers_table(&page.items));
-            if format == OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} containers)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
     }
     Ok(())

@@ -19,6 +19,11 @@ pub struct LoginArgs {
     /// key never sits on disk); `orch logout` revokes the session.
     #[arg(long)]
     pub session: bool,
+    /// Also make the profile the current one. Without it, `--profile NAME`
+    /// saves NAME and leaves the current profile as it was (the first
+    /// profile saved becomes current either way).
+    #[arg(long = "use")]
+    pub use_profile: bool,
 }
 
 pub async fn run(global: &GlobalOpts, args: LoginArgs) -> anyhow::Result<()> {
@@ -67,17 +72,21 @@ pub async fn run(global: &GlobalOpts, args: LoginArgs) -> anyhow::Result<()> {
         profile.api_key = key;
     }
     file.profiles.insert(name.clone(), profile);
-    file.current = Some(name.clone());
+    if args.use_profile || global.profile.is_none() || file.current.is_none() {
+        file.current = Some(name.clone());
+    }
+    let current = file.current.clone().unwrap_or_default();
     let path = file.save()?;
     output::emit(
         global.format(),
         &serde_json::json!({
-            "url": url, "profile": name, "scope": exchange.scope, "tenant_id": exchange.tenant_id, "config": path,
+            "url": url, "profile": name, "current": current, "scope": exchange.scope, "tenant_id": exchange.tenant_id, "config": path,
         }),
         || {
             fields(&[
                 ("url", url.clone()),
                 ("profile", name.clone()),
+                ("current profile", current.clone()),
                 ("scope", exchange.scope.to_string()),
                 ("tenant_id", exchange.tenant_id.to_string()),
                 ("saved to", path.display().to_string()),

@@ -260,10 +260,12 @@ pub async fn run(global: &GlobalOpts, command: LogsCommand) -> anyhow::Result<()
                     ..Default::default()
                 })
                 .await?;
-            let mut last = None;
-            for row in page.items.iter().rev() {
+            // `-n 0` shows no old rows; the newest one still marks where
+            // `-f` follows from.
+            let last = page.items.first().map(|row| row.id.clone());
+            let shown = page.items.len().min(args.lines as usize);
+            for row in page.items[..shown].iter().rev() {
                 print_row(global.format(), &painter, row);
-                last = Some(row.id.clone());
             }
             if args.follow {
                 let from = last.map_or(StreamFrom::Now, StreamFrom::AfterId);

@@ -85,14 +85,6 @@ pub async fn run(global: &GlobalOpts, command: McpCommand) -> anyhow::Result<()>
                 }
                 t
             });
-            if format == OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} servers)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
         McpCommand::Get(args) => show(format, &servers.get(args.id).await?),
         McpCommand::Add(args) => {

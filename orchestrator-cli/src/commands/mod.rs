@@ -1,5 +1,6 @@
 //! One module per resource; each verb has its own clap `Args`.
 
+pub mod admin;
 pub mod agents;
 pub mod api_keys;
 pub mod artifacts;
@@ -29,6 +30,11 @@ pub mod settings;
 // Profiles and sessions (issue 15)
 pub mod profiles;
 
+// Why a task failed or waits (issue 36)
+pub mod resolve;
+pub mod upload;
+pub mod why;
+
 use crate::cli::{Cli, Command};
 use crate::config;
 use crate::output::{self, fields, opt};
@@ -37,6 +43,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     let global = cli.global;
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
+        Command::Admin(command) => admin::run(command).await,
         Command::Login(args) => login::run(&global, args).await,
         Command::Whoami => {
             let me = config::client(&global)?.auth().me().await?;

@@ -12,7 +12,6 @@ use orchestrator_client::api::playbooks::{
 };
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
-use uuid::Uuid;
 
 #[derive(Debug, Subcommand)]
 pub enum PlaybooksCommand {
@@ -37,7 +36,8 @@ pub enum PlaybooksCommand {
 
 #[derive(Debug, Args)]
 pub struct IdArgs {
-    pub id: Uuid,
+    /// The playbook: its id, a unique id prefix, its slug or its name.
+    pub id: String,
 }
 
 #[derive(Debug, Args)]
@@ -49,7 +49,8 @@ pub struct FileArgs {
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    pub id: Uuid,
+    /// The playbook: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     /// YAML or JSON file with the fields to change (all of them with --replace).
     #[arg(short = 'f', long = "file")]
     pub file: PathBuf,
@@ -60,7 +61,8 @@ pub struct UpdateArgs {
 
 #[derive(Debug, Args)]
 pub struct ArchiveArgs {
-    pub id: Uuid,
+    /// The playbook: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     /// Unarchive instead.
     #[arg(long)]
     pub undo: bool,
@@ -68,7 +70,8 @@ pub struct ArchiveArgs {
 
 #[derive(Debug, Args)]
 pub struct DeleteArgs {
-    pub id: Uuid,
+    /// The playbook: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     /// Remove the playbook and every workflow that references it.
     #[arg(long)]
     pub permanent: bool,
@@ -76,7 +79,8 @@ pub struct DeleteArgs {
 
 #[derive(Debug, Args)]
 pub struct RevisionsArgs {
-    pub id: Uuid,
+    /// The playbook: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     #[command(flatten)]
     pub page: PageArgs,
 }
@@ -109,16 +113,13 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
                 }
                 t
             });
-            if format == OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} playbooks)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
-        PlaybooksCommand::Get(args) => show(format, &playbooks.get(args.id).await?),
+        PlaybooksCommand::Get(args) => show(
+            format,
+            &playbooks
+                .get(super::resolve::playbook(&client, &args.id).await?)
+                .await?,
+        ),
         PlaybooksCommand::Create(args) => {
             let request: CreatePlaybook = read_document(&args.file)?;
             show(format, &playbooks.create(&request).await?);
@@ -126,16 +127,26 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
         PlaybooksCommand::Update(args) => {
             let playbook = if args.replace {
                 let request: CreatePlaybook = read_document(&args.file)?;
-                playbooks.replace(args.id, &request).await?
+                playbooks
+                    .replace(super::resolve::playbook(&client, &args.id).await?, &request)
+                    .await?
             } else {
                 let request: PatchPlaybook = read_document(&args.file)?;
-                playbooks.patch(args.id, &request).await?
+                playbooks
+                    .patch(super::resolve::playbook(&client, &args.id).await?, &request)
+                    .await?
             };
             show(format, &playbook);
         }
-        PlaybooksCommand::Archive(args) => {
-            show(format, &playbooks.archive(args.id, !args.undo).await?)
-        }
+        PlaybooksCommand::Archive(args) => show(
+            format,
+            &playbooks
+                .archive(
+                    super::resolve::playbook(&client, &args.id).await?,
+                    !args.undo,
+                )
+                .await?,
+        ),
         PlaybooksCommand::Delete(args) => {
             let deleted = if args.permanent {
                 output::confirm(
@@ -145,9 +156,13 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
                         args.id
                     ),
                 )?;
-                playbooks.delete_permanently(args.id).await?
+                playbooks
+                    .delete_permanently(super::resolve::playbook(&client, &args.id).await?)
+                    .await?
             } else {
-                playbooks.delete(args.id).await?
+                playbooks
+                    .delete(super::resolve::playbook(&client, &args.id).await?)
+                    .await?
             };
             output::emit(format, &deleted, || {
                 fields(&[
@@ -159,7 +174,9 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
             });
         }
         PlaybooksCommand::Impact(args) => {
-            let impact = playbooks.delete_impact(args.id).await?;
+            let impact = playbooks
+                .delete_impact(super::resolve::playbook(&client, &args.id).await?)
+                .await?;
             output::emit(format, &impact, || {
                 fields(&[
                     ("playbook", impact.name.clone()),
@@ -171,7 +188,8 @@ pub async fn run(global: &GlobalOpts, command: PlaybooksCommand) -> anyhow::Resu
             });
         }
         PlaybooksCommand::Revisions(args) => {
-            let page = args.page.fetch(|p| playbooks.revisions(args.id, p)).await?;
+            let id = super::resolve::playbook(&client, &args.id).await?;
+            let page = args.page.fetch(|p| playbooks.revisions(id, p)).await?;
             output::emit(format, &page, || {
                 let mut t = table(&["id", "version", "active", "name", "created"]);
                 for p in &page.items {

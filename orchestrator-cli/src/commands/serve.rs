@@ -110,20 +110,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     init_tracing(args.log_format, otel.as_ref());
     #[cfg(not(feature = "otel"))]
     init_tracing(args.log_format);
-    let database_url = match args.database_url {
-        Some(url) => url,
-        None => {
-            let dir = match args.data_dir {
-                Some(dir) => dir,
-                None => dirs::data_dir()
-                    .context("no data directory on this system; pass --data-dir")?
-                    .join("orch"),
-            };
-            std::fs::create_dir_all(&dir)
-                .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
-            ServerConfig::sqlite_url(&dir)
-        }
-    };
+    let database_url = database_url(args.database_url, args.data_dir)?;
     let mut config = ServerConfig::new(args.listen, database_url);
     config.rate_limit_per_minute = args.rate_limit_per_minute;
     config.core.max_connections = args.max_connections;
@@ -134,9 +121,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             .group_commit_delay_us
             .map(std::time::Duration::from_micros),
     };
-    config.core.secret_key = env_nonempty("ORCH_SECRET_KEY");
-    config.core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");
-    config.core.bootstrap_service_key = env_nonempty("ORCH_BOOTSTRAP_SERVICE_KEY");
+    configure_secrets(&mut config.core);
     config.core.catalog_dir = args.catalog_dir;
     config.core.liveness_interval = std::time::Duration::from_secs(args.liveness_interval_seconds);
     config.core.liveness_grace = std::time::Duration::from_secs(args.liveness_grace_seconds);
@@ -147,6 +132,32 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.metrics_listen = args.metrics_listen;
     orchestrator_server::serve(config).await?;
     Ok(())
+}
+
+/// The database `orch serve` (and `orch admin`) opens: `--database-url`,
+/// or the SQLite file in the data directory (the store creates the
+/// directory, readable by this user only).
+pub(crate) fn database_url(
+    database_url: Option<String>,
+    data_dir: Option<PathBuf>,
+) -> anyhow::Result<String> {
+    if let Some(url) = database_url {
+        return Ok(url);
+    }
+    let dir = match data_dir {
+        Some(dir) => dir,
+        None => dirs::data_dir()
+            .context("no data directory on this system; pass --data-dir")?
+            .join("orch"),
+    };
+    Ok(ServerConfig::sqlite_url(&dir))
+}
+
+/// The secrets and bootstrap keys from the environment.
+pub(crate) fn configure_secrets(core: &mut orchestrator_core::CoreConfig) {
+    core.secret_key = env_nonempty("ORCH_SECRET_KEY");
+    core.bootstrap_admin_key = env_nonempty("ORCH_BOOTSTRAP_ADMIN_KEY");
+    core.bootstrap_service_key = env_nonempty("ORCH_BOOTSTRAP_SERVICE_KEY");
 }
 
 fn env_nonempty(name: &str) -> Option<String> {

@@ -20,6 +20,10 @@ pub enum TasksCommand {
         after_help = "Examples:\n  orch tasks get 3f6c…\n  orch tasks get 3f6c… --watch --field state"
     )]
     Get(GetArgs),
+    /// Why a task failed (its error and its command's last stderr lines),
+    /// or why a pending one waits (no online agent with its tags).
+    #[command(after_help = "Example:\n  orch tasks why 3f6c…")]
+    Why(IdArg),
     /// Follow a held task's events live (`GET /tasks/:id/stream`).
     #[command(after_help = "Example:\n  orch tasks watch 3f6c… -o json")]
     Watch(WatchArgs),
@@ -163,7 +167,8 @@ pub struct FeedbackArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    #[arg(long)]
+    /// Only tasks in this state.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(TaskState::ALL.map(TaskState::as_str)))]
     pub state: Option<String>,
     #[arg(long)]
     pub workflow: Option<Uuid>,
@@ -369,6 +374,14 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 None => tasks.context(args.id).await?,
             };
             output::emit(global.document_format(), &context, || table(&[]));
+            return Ok(());
+        }
+        TasksCommand::Why(args) => {
+            let task = tasks.get(args.id).await?;
+            output::print_out(super::why::failure(&client, &task).await?.trim_end());
+            for line in super::why::unclaimable(&client, std::slice::from_ref(&task)).await? {
+                output::print_out(&format!("  {line}"));
+            }
             return Ok(());
         }
         TasksCommand::Git(args) => {

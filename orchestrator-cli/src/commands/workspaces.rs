@@ -46,7 +46,8 @@ pub enum WorkspacesCommand {
 
 #[derive(Debug, Args)]
 pub struct IdArgs {
-    pub id: Uuid,
+    /// The workspace: its id, a unique id prefix, its slug or its name.
+    pub id: String,
 }
 
 #[derive(Debug, Args)]
@@ -82,7 +83,8 @@ pub struct CreateArgs {
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
-    pub id: Uuid,
+    /// The workspace: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     #[arg(long)]
     pub name: Option<String>,
     #[arg(long)]
@@ -105,12 +107,12 @@ pub struct UpdateArgs {
 pub enum MemoryCommand {
     /// Set KEY to VALUE (JSON when it parses as JSON, else a string).
     Set {
-        id: Uuid,
+        id: String,
         key: String,
         value: String,
     },
     /// Remove KEY.
-    Delete { id: Uuid, key: String },
+    Delete { id: String, key: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -118,14 +120,14 @@ pub enum SpecCommand {
     /// Print the spec (the latest, or --version N).
     #[command(disable_version_flag = true)]
     Get {
-        id: Uuid,
+        id: String,
         #[arg(long)]
         version: Option<i32>,
     },
     /// Store a new spec version from a YAML or JSON file
     /// (resources, documents, tools, config, instructions).
     Put {
-        id: Uuid,
+        id: String,
         #[arg(short = 'f', long = "file")]
         file: PathBuf,
     },
@@ -135,13 +137,13 @@ pub enum SpecCommand {
 pub enum FilesCommand {
     /// List a workspace's files.
     List {
-        id: Uuid,
+        id: String,
         #[command(flatten)]
         page: PageArgs,
     },
     /// Upload files (one request for up to 10).
     Upload {
-        id: Uuid,
+        id: String,
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Content type for every file (guessed from each name otherwise).
@@ -151,13 +153,13 @@ pub enum FilesCommand {
     /// Save a file's bytes to PATH (`-O`/`--out`: `-o` is the global
     /// output format).
     Download {
-        id: Uuid,
+        id: String,
         file_id: Uuid,
         #[arg(short = 'O', long = "out")]
         out: PathBuf,
     },
     /// Delete a file and its bytes.
-    Delete { id: Uuid, file_id: Uuid },
+    Delete { id: String, file_id: Uuid },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -169,7 +171,8 @@ pub enum TokenMode {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    pub id: Uuid,
+    /// The workspace: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     #[arg(long)]
     pub repository_url: String,
     #[arg(long)]
@@ -183,7 +186,8 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct TimelineArgs {
-    pub id: Uuid,
+    /// The workspace: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     #[command(flatten)]
     pub page: PageArgs,
 }
@@ -235,16 +239,13 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 }
                 t
             });
-            if format == OutputFormat::Table {
-                eprintln!(
-                    "page {} of {} ({} workspaces)",
-                    page.page,
-                    page.pages(),
-                    page.total
-                );
-            }
         }
-        WorkspacesCommand::Get(args) => show(format, &workspaces.get(args.id).await?),
+        WorkspacesCommand::Get(args) => show(
+            format,
+            &workspaces
+                .get(super::resolve::workspace(&client, &args.id).await?)
+                .await?,
+        ),
         WorkspacesCommand::Create(args) => {
             let request = CreateWorkspace {
                 name: args.name,
@@ -270,21 +271,33 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 is_active: args.active,
                 request_id: None,
             };
-            show(format, &workspaces.patch(args.id, &request).await?);
+            show(
+                format,
+                &workspaces
+                    .patch(
+                        super::resolve::workspace(&client, &args.id).await?,
+                        &request,
+                    )
+                    .await?,
+            );
         }
         WorkspacesCommand::Memory(MemoryCommand::Set { id, key, value }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
             let value = serde_json::from_str(&value).unwrap_or(serde_json::Value::String(value));
             show(format, &workspaces.set_memory(id, &key, value).await?);
         }
         WorkspacesCommand::Memory(MemoryCommand::Delete { id, key }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
             show(format, &workspaces.delete_memory(id, &key).await?);
         }
         WorkspacesCommand::Spec(SpecCommand::Get { id, version }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
             let spec = workspaces.spec(id, version).await?;
             // The spec is nested JSON: shown as JSON in either format.
             output::emit(OutputFormat::Json, &spec, || table(&[]));
         }
         WorkspacesCommand::Spec(SpecCommand::Put { id, file }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
             let request: PutWorkspaceSpec = read_document(&file)?;
             let spec = workspaces.put_spec(id, &request).await?;
             output::emit(format, &spec, || {
@@ -295,6 +308,7 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             });
         }
         WorkspacesCommand::Files(FilesCommand::List { id, page }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
             let page = page.fetch(|p| workspaces.files(id, p)).await?;
             output::emit(format, &page, || files_table(&page.items));
         }
@@ -303,6 +317,14 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             paths,
             content_type,
         }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
+            let mut sizes = Vec::with_capacity(paths.len());
+            for path in &paths {
+                let meta = std::fs::metadata(path)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
+                sizes.push((path.as_path(), meta.len() as usize));
+            }
+            super::upload::check(&sizes)?;
             let mut items = Vec::with_capacity(paths.len());
             for path in &paths {
                 let bytes = std::fs::read(path)
@@ -334,6 +356,7 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             output::emit(format, &files, || files_table(&files));
         }
         WorkspacesCommand::Files(FilesCommand::Download { id, file_id, out }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
             let downloaded = workspaces.download_file(id, file_id).await?;
             std::fs::write(&out, &downloaded.bytes)
                 .with_context(|| format!("cannot write {}", out.display()))?;
@@ -348,6 +371,7 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             }
         }
         WorkspacesCommand::Files(FilesCommand::Delete { id, file_id }) => {
+            let id = super::resolve::workspace(&client, &id).await?;
             let file = workspaces.delete_file(id, file_id).await?;
             output::emit(format, &file, || files_table(std::slice::from_ref(&file)));
         }
@@ -371,7 +395,12 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
                 },
                 request_id: None,
             };
-            let packet = workspaces.verify_git_access(args.id, &request).await?;
+            let packet = workspaces
+                .verify_git_access(
+                    super::resolve::workspace(&client, &args.id).await?,
+                    &request,
+                )
+                .await?;
             output::emit(format, &packet, || {
                 fields(&[
                     ("reachable", packet.reachable.to_string()),
@@ -385,7 +414,8 @@ pub async fn run(global: &GlobalOpts, command: WorkspacesCommand) -> anyhow::Res
             });
         }
         WorkspacesCommand::Timeline(args) => {
-            let page = args.page.fetch(|p| workspaces.timeline(args.id, p)).await?;
+            let id = super::resolve::workspace(&client, &args.id).await?;
+            let page = args.page.fetch(|p| workspaces.timeline(id, p)).await?;
             output::emit(format, &page, || {
                 let mut t = table(&["id", "type", "entity", "actor", "at"]);
                 for e in &page.items {

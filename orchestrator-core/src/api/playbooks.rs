@@ -96,6 +96,66 @@ pub struct PlaybookSummary {
     pub updated_at: Timestamp,
 }
 
+/// What a playbook's `definition` may hold: typed, so a typo (`stagse`,
+/// `gaol`) is a 422 naming its path instead of a key nobody reads. Stored
+/// as the JSON it was given.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PlaybookDefinition {
+    /// The stages a workflow goes through, in order (at least one; unique
+    /// names). A workflow's first stage starts `active`.
+    pub stages: Vec<StageDefinition>,
+    /// The roles its tasks are routed by (unique names); a stage's `role`
+    /// must name one of them (400 `VALIDATION_ERROR` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub roles: Option<Vec<RoleDefinition>>,
+    /// Set by a catalog import: the local ids of the catalog specialists
+    /// and skills the playbook uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_links: Option<CatalogLinks>,
+}
+
+/// [`PlaybookDefinition::catalog_links`]: catalog id → local id.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CatalogLinks {
+    #[serde(default)]
+    pub specialists: std::collections::BTreeMap<String, Uuid>,
+    #[serde(default)]
+    pub skills: std::collections::BTreeMap<String, Uuid>,
+}
+
+/// One stage of a [`PlaybookDefinition`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StageDefinition {
+    pub name: String,
+    /// What the stage is done for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<String>,
+    /// The role that does its work: one of the definition's `roles`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// One role of a [`PlaybookDefinition`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RoleDefinition {
+    pub name: String,
+    /// The catalog specialist that plays it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub specialist_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
 /// `POST /playbooks` and `PUT /playbooks/:id`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -103,6 +163,8 @@ pub struct PlaybookSummary {
 pub struct CreatePlaybook {
     pub name: String,
     pub outcome: String,
+    /// Checked against [`PlaybookDefinition`]; stored as given.
+    #[cfg_attr(feature = "schema", schemars(with = "PlaybookDefinition"))]
     pub definition: Value,
     /// Derived from the name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,7 +187,9 @@ pub struct PatchPlaybook {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// Checked against [`PlaybookDefinition`]; stored as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<PlaybookDefinition>"))]
     pub definition: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,

@@ -330,6 +330,8 @@ pub struct Task {
     pub credentials: Vec<Value>,
     pub claimed_at: Option<Timestamp>,
     pub started_at: Option<Timestamp>,
+    /// When the task ended: completed, failed (with no retry left) or
+    /// cancelled; null while it is open. Durations end here.
     pub completed_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,

@@ -123,7 +123,11 @@ pub(crate) async fn insert_artifact(
         None => guess_content_type(&artifact.file_name).to_owned(),
     };
     if artifact.content.len() > MAX_FILE_BYTES {
-        return Err(too_large("content"));
+        return Err(too_large(
+            "content",
+            &artifact.file_name,
+            artifact.content.len(),
+        ));
     }
     if let Some(workspace_id) = artifact.workspace_id {
         require_workspace(tx, caller.tenant_id, workspace_id).await?;

@@ -14,28 +14,36 @@ pub(crate) const BASE64: GeneralPurpose = GeneralPurpose::new(
 );
 
 /// Decodes standard base64 (whitespace and missing padding tolerated),
-/// refusing more than [`MAX_FILE_BYTES`] decoded.
-pub(crate) fn decode_content(field: &str, encoded: &str) -> Result<Vec<u8>> {
+/// refusing more than [`MAX_FILE_BYTES`] decoded. Messages name the file
+/// (`file_name`): that is what the person uploading knows, not the field.
+pub(crate) fn decode_content(field: &str, file_name: &str, encoded: &str) -> Result<Vec<u8>> {
     let compact: String = encoded
         .chars()
         .filter(|c| !c.is_ascii_whitespace())
         .collect();
     if compact.len() / 4 * 3 > MAX_FILE_BYTES + 3 {
-        return Err(too_large(field));
+        return Err(too_large(field, file_name, compact.len() / 4 * 3));
     }
-    let bytes = BASE64
-        .decode(compact.as_bytes())
-        .map_err(|e| Error::invalid_field(field, format!("is not valid base64: {e}")))?;
+    let bytes = BASE64.decode(compact.as_bytes()).map_err(|e| {
+        Error::invalid_field(
+            field,
+            format!("the content of `{file_name}` is not valid base64: {e}"),
+        )
+    })?;
     if bytes.len() > MAX_FILE_BYTES {
-        return Err(too_large(field));
+        return Err(too_large(field, file_name, bytes.len()));
     }
     Ok(bytes)
 }
 
-pub(crate) fn too_large(field: &str) -> Error {
+/// "`big.bin` is 11.3 MiB; files may be up to 10 MiB each".
+pub(crate) fn too_large(field: &str, file_name: &str, size: usize) -> Error {
     Error::invalid_field(
         field,
-        format!("decodes to more than {MAX_FILE_BYTES} bytes (10 MiB)"),
+        format!(
+            "`{file_name}` is {:.1} MiB; files may be up to 10 MiB each (16 MiB per request)",
+            size as f64 / (1024.0 * 1024.0)
+        ),
     )
 }
 
@@ -214,7 +222,7 @@ pub(crate) fn prepare_parts(
         file_name: file_name.to_owned(),
         description: description.map(str::to_owned),
         content_type,
-        bytes: decode_content(&field("content_base64"), content_base64)?,
+        bytes: decode_content(&field("content_base64"), file_name, content_base64)?,
     })
 }
 
@@ -238,8 +246,8 @@ mod tests {
         assert_eq!(preview_mode("application/vnd.api+json"), "text");
         assert_eq!(preview_mode("image/png"), "image");
         assert_eq!(preview_mode("application/octet-stream"), "download");
-        assert!(decode_content("c", "aGVsbG8").unwrap() == b"hello");
-        assert!(decode_content("c", "aGVs\nbG8=").unwrap() == b"hello");
-        assert!(decode_content("c", "!!!").is_err());
+        assert!(decode_content("c", "f", "aGVsbG8").unwrap() == b"hello");
+        assert!(decode_content("c", "f", "aGVs\nbG8=").unwrap() == b"hello");
+        assert!(decode_content("c", "f", "!!!").is_err());
     }
 }

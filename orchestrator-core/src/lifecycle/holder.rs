@@ -43,6 +43,9 @@ pub(crate) async fn fail_in(
         row.assigned_worker_id = None;
         row.claimed_at = None;
         row.started_at = None;
+    } else {
+        // A failed task has ended: its duration stops here (retry clears it).
+        row.completed_at = Some(now);
     }
     row.state = to.as_str().into();
     row.updated_at = now;

@@ -3,7 +3,7 @@
 
 use super::rows::{PlaybookRow, playbook_columns};
 use crate::api::Timestamp;
-use crate::api::playbooks::{CreatePlaybook, Lifecycle, Playbook, Provenance};
+use crate::api::playbooks::{CreatePlaybook, Lifecycle, Playbook, PlaybookDefinition, Provenance};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
@@ -26,41 +26,102 @@ pub(crate) struct RevisionFields {
     pub provenance: Option<Provenance>,
 }
 
-/// Checks a playbook definition: an object whose `stages` (at least one) and
-/// optional `roles` are arrays of objects with unique non-empty `name`s.
+/// Checks a playbook definition against [`PlaybookDefinition`] (a wrong
+/// shape or an unknown key is 422 naming its path, e.g.
+/// `definition.stages[0].gaol`), then its rules (400): at least one stage,
+/// unique non-empty stage and role names, and every stage's `role` one of
+/// the `roles`.
 pub fn validate_definition(definition: &Value) -> Result<()> {
-    let fail = |message: &str| Err(Error::invalid_field("definition", message.to_owned()));
-    let Some(object) = definition.as_object() else {
-        return fail("must be an object with `stages` (and optional `roles`)");
-    };
-    for (key, required) in [("stages", true), ("roles", false)] {
-        let list = match object.get(key) {
-            None | Some(Value::Null) if !required => continue,
-            None | Some(Value::Null) => return fail("needs `stages`: at least one stage"),
-            Some(Value::Array(list)) => list,
-            Some(_) => return fail(&format!("`{key}` must be an array of objects with `name`")),
-        };
-        if required && list.is_empty() {
-            return fail("needs `stages`: at least one stage");
-        }
-        let mut seen = HashSet::new();
-        for item in list {
-            let name = item
-                .get("name")
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|n| !n.is_empty());
-            let Some(name) = name else {
-                return fail(&format!(
-                    "every entry of `{key}` needs a non-empty string `name`"
-                ));
-            };
-            if !seen.insert(name.to_owned()) {
-                return fail(&format!("`{key}` names must be unique; `{name}` repeats"));
+    if !definition.is_object() {
+        return Err(Error::schema_field(
+            "definition",
+            "must be an object with `stages` (and optional `roles`)",
+        ));
+    }
+    let typed: PlaybookDefinition = serde_path_to_error::deserialize(definition).map_err(|e| {
+        let mut path = String::from("definition");
+        for segment in e.path().iter() {
+            match segment {
+                serde_path_to_error::Segment::Seq { index } => path.push_str(&format!("[{index}]")),
+                serde_path_to_error::Segment::Map { key } => {
+                    path.push('.');
+                    path.push_str(key);
+                }
+                serde_path_to_error::Segment::Enum { variant } => {
+                    path.push('.');
+                    path.push_str(variant);
+                }
+                serde_path_to_error::Segment::Unknown => {}
             }
+        }
+        let message = e.inner().to_string();
+        // serde names an unknown or missing key in its message; the path is
+        // then its container, and the key belongs at its end.
+        if let Some(key) = backticked(&message)
+            && (message.starts_with("unknown field") || message.starts_with("missing field"))
+            && !path.ends_with(&format!(".{key}"))
+        {
+            path.push('.');
+            path.push_str(key);
+        }
+        Error::schema_field(&path, message)
+    })?;
+    if typed.stages.is_empty() {
+        return Err(Error::invalid_field(
+            "definition.stages",
+            "needs at least one stage",
+        ));
+    }
+    let roles = typed.roles.as_deref().unwrap_or_default();
+    let role_names = unique_names("roles", roles.iter().map(|r| r.name.as_str()))?;
+    unique_names("stages", typed.stages.iter().map(|s| s.name.as_str()))?;
+    for (i, stage) in typed.stages.iter().enumerate() {
+        if let Some(role) = &stage.role
+            && !role_names.contains(role.trim())
+        {
+            let known: Vec<&str> = roles.iter().map(|r| r.name.trim()).collect();
+            return Err(Error::invalid_field(
+                &format!("definition.stages[{i}].role"),
+                format!(
+                    "`{role}` is not one of the definition's roles ({})",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
         }
     }
     Ok(())
+}
+
+/// The trimmed names of a definition's `key` list: non-empty and unique.
+fn unique_names<'a>(key: &str, names: impl Iterator<Item = &'a str>) -> Result<HashSet<String>> {
+    let mut seen = HashSet::new();
+    for (i, name) in names.enumerate() {
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(Error::invalid_field(
+                &format!("definition.{key}[{i}].name"),
+                "must not be empty",
+            ));
+        }
+        if !seen.insert(name.to_owned()) {
+            return Err(Error::invalid_field(
+                &format!("definition.{key}[{i}].name"),
+                format!("names must be unique; `{name}` repeats"),
+            ));
+        }
+    }
+    Ok(seen)
+}
+
+/// The first `backticked` word of a serde message.
+fn backticked(message: &str) -> Option<&str> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(&message[start..start + len])
 }
 
 pub(crate) fn validate_text(field: &str, value: &str, max: usize, required: bool) -> Result<()> {

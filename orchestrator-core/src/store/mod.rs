@@ -22,6 +22,7 @@
 mod checkpoint;
 mod combine;
 mod deferred;
+mod file_mode;
 mod group_commit;
 mod notify;
 mod writer_thread;
@@ -251,12 +252,7 @@ impl Store {
             .or_else(|| url.strip_prefix("sqlite:"))
         {
             let path = path.split('?').next().unwrap_or(path);
-            if let Some(parent) = Path::new(path)
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-            {
-                std::fs::create_dir_all(parent).map_err(Error::internal)?;
-            }
+            file_mode::prepare(Path::new(path))?;
             let connect = SqliteConnectOptions::new()
                 .filename(path)
                 .create_if_missing(true)

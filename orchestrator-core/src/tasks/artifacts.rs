@@ -18,7 +18,11 @@ pub(crate) async fn store_artifact(
     task: &TaskRow,
     artifact: &crate::api::TaskArtifact,
 ) -> Result<crate::api::workspaces::Artifact> {
-    let content = crate::files::decode_content("content_base64", &artifact.content_base64)?;
+    let content = crate::files::decode_content(
+        "content_base64",
+        &artifact.file_name,
+        &artifact.content_base64,
+    )?;
     crate::files::insert_artifact(
         tx,
         caller,

@@ -241,7 +241,12 @@ pub(crate) async fn record_change(
             LogStatus::Completed
         },
     );
-    if failed || matches!(op, TaskOp::AgentLost { .. } | TaskOp::Timeout) {
+    // A failure is an error to an operator (`orch logs tail --level error`
+    // must find it), even when an automatic retry follows; a lost agent
+    // whose task goes back to the queue is only a warning.
+    if failed || matches!(op, TaskOp::Fail { .. }) {
+        log.level = LogLevel::Error;
+    } else if matches!(op, TaskOp::AgentLost { .. } | TaskOp::Timeout) {
         log.level = LogLevel::Warn;
     }
     log.payload = json!({

@@ -59,29 +59,32 @@ pub(crate) struct NewWorkflow {
     pub activation_reason: &'static str,
 }
 
+/// Files one launch may attach (decisions §8, as an upload).
+const MAX_FILES: usize = 10;
+
 pub(crate) fn validate_packet(packet: Option<&InitialInputPacket>, field: &str) -> Result<()> {
-    use base64::Engine;
-    for (i, file) in packet
-        .and_then(|p| p.files.as_ref())
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    let files = packet.and_then(|p| p.files.as_deref()).unwrap_or_default();
+    if files.len() > MAX_FILES {
+        return Err(Error::invalid_field(
+            &format!("{field}.files"),
+            format!(
+                "{} files; a launch takes at most {MAX_FILES} (up to 10 MiB each, 16 MiB per request)",
+                files.len()
+            ),
+        ));
+    }
+    for (i, file) in files.iter().enumerate() {
         if file.file_name.trim().is_empty() {
             return Err(Error::invalid_field(
                 &format!("{field}.files.{i}.file_name"),
                 "is required",
             ));
         }
-        if base64::engine::general_purpose::STANDARD
-            .decode(&file.content_base64)
-            .is_err()
-        {
-            return Err(Error::invalid_field(
-                &format!("{field}.files.{i}.content_base64"),
-                "must be base64",
-            ));
-        }
+        crate::files::decode_content(
+            &format!("{field}.files.{i}.content_base64"),
+            &file.file_name,
+            &file.content_base64,
+        )?;
     }
     if packet
         .and_then(|p| p.structured_inputs.as_ref())

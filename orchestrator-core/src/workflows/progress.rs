@@ -10,7 +10,7 @@ use crate::store::{Tx, on_db};
 use crate::tasks::TaskRow;
 use serde_json::json;
 
-use super::rows::{find, find_for_update};
+use super::rows::{find, find_for_update, reopen};
 use super::settle::settle_row;
 use super::{activations, work_items};
 
@@ -49,6 +49,13 @@ pub(crate) async fn after_task_change(
     if from == to {
         return Ok(());
     }
+    // A task leaving `failed` (retried, skipped, reworked, reassigned) takes
+    // back what its failure settled: the workflow is open again and is
+    // derived anew below, or by the task's next move (decisions §6).
+    if from == TaskState::Failed {
+        let wf = find_for_update(tx, task.tenant_id, workflow_id).await?;
+        reopen(tx, caller, &wf, "a failed task was taken up again").await?;
+    }
     let terminal = matches!(
         to,
         TaskState::Completed | TaskState::Cancelled | TaskState::Failed
@@ -77,7 +84,7 @@ pub(crate) async fn after_task_change(
             Some(wf) => Some(wf),
             None => find(tx, task.tenant_id, workflow_id).await?,
         };
-        settle_row(tx, caller, wf, to == TaskState::Failed).await?;
+        settle_row(tx, caller, wf).await?;
     }
     Ok(())
 }

@@ -147,4 +147,25 @@ pub(crate) async fn set_state(
     Ok(true)
 }
 
+/// Opens a workflow that its tasks had settled as `failed` again: back to
+/// `in_progress` (a task that failed had been claimed), its end time
+/// cleared; `false` when it was not failed.
+pub(crate) async fn reopen(
+    tx: &mut Tx,
+    caller: &Caller,
+    wf: &WorkflowRow,
+    reason: &str,
+) -> Result<bool> {
+    if wf.state() != WorkflowState::Failed {
+        return Ok(false);
+    }
+    let to = WorkflowState::InProgress;
+    let changed = set_state(tx, caller, wf, WorkflowState::Failed, to, reason).await?;
+    if changed {
+        on_db!(tx, c => sqlx::query("UPDATE workflows SET completed_at = NULL WHERE id = $1")
+            .bind(wf.id).execute(c).await.map(|r| r.rows_affected()))?;
+    }
+    Ok(changed)
+}
+
 pub(crate) use workflow_columns;

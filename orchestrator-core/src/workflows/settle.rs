@@ -16,10 +16,9 @@ pub(crate) async fn settle(
     caller: &Caller,
     tenant_id: Uuid,
     workflow_id: Uuid,
-    a_task_failed: bool,
 ) -> Result<()> {
     let wf = find(tx, tenant_id, workflow_id).await?;
-    settle_row(tx, caller, wf, a_task_failed).await
+    settle_row(tx, caller, wf).await
 }
 
 /// [`settle`] with the workflow row already read in `tx`.
@@ -27,7 +26,6 @@ pub(crate) async fn settle_row(
     tx: &mut Tx,
     caller: &Caller,
     wf: Option<WorkflowRow>,
-    a_task_failed: bool,
 ) -> Result<()> {
     let Some(wf) = wf else {
         return Ok(());
@@ -48,18 +46,19 @@ pub(crate) async fn settle_row(
     if total == 0 || done + failed < total {
         return Ok(());
     }
+    // Every task has ended: one that failed (with no retry left) fails the
+    // workflow, whichever task's move came last (a retried sibling that
+    // completes after another failed one still leaves a failure).
     if failed > 0 {
-        if a_task_failed {
-            set_state(
-                tx,
-                caller,
-                &wf,
-                state,
-                WorkflowState::Failed,
-                "a task failed with no retry left",
-            )
-            .await?;
-        }
+        set_state(
+            tx,
+            caller,
+            &wf,
+            state,
+            WorkflowState::Failed,
+            "a task failed with no retry left",
+        )
+        .await?;
         return Ok(());
     }
     if wf.lifecycle != "planned" {

@@ -310,7 +310,7 @@ impl ControlPlane {
         )
         .await?;
         if completed_now {
-            super::settle::settle(&mut tx, caller, caller.tenant_id, workflow_id, false).await?;
+            super::settle::settle(&mut tx, caller, caller.tenant_id, workflow_id).await?;
         }
         tx.commit().await?;
         Ok(row.to_api())

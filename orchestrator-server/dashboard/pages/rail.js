@@ -2,6 +2,7 @@
 // the URL so a view can be bookmarked. Live mode refreshes on workflow events.
 
 import * as api from '../api.js';
+import { followEvents } from '../shared.js';
 import { h, fill, keep, link, when, badge, errorBox, empty } from '../dom.js';
 
 const MODES = [['live', 'Live'], ['recent', 'Recent (24 h)'], ['history', 'History']];
@@ -57,8 +58,7 @@ export function railPage(main, { query, navigate, setTitle }) {
   // Live mode follows workflow and task changes; a burst refreshes once.
   if (state.mode !== 'live') return null;
   let timer = null;
-  const stop = api.follow('/events/stream', (frame) => {
-    if (frame.event === 'heartbeat') return;
+  const stop = followEvents({}, () => {
     clearTimeout(timer);
     timer = setTimeout(load, 400);
   });

@@ -3,6 +3,7 @@
 // state allows. The page follows the task's events and re-reads on change.
 
 import * as api from '../api.js';
+import { followEvents } from '../shared.js';
 import { h, fill, keep, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
 
 // action → [label, the states it applies in, the text field it needs (or null), field label]
@@ -38,22 +39,27 @@ export function taskPage(main, { params, setTitle }) {
       h('h1', {}, task.title, ' ', h('span', { id: 'task-state' }, badge(task.state))),
       h('p', { class: 'muted' }, `${task.type} · ${task.priority} priority · created `, when(task.created_at), ' · ', link(`/ui/logs?task_id=${task.id}`, 'all logs')))),
     actionsFor(task, act)]);
-    const [context, handoffs, git, logs] = await Promise.all([
+    const [context, handoffs, git, logs, failure] = await Promise.all([
       api.get(`/tasks/${id}/context`).then((r) => r.data, (e) => e),
       api.get(`/tasks/${id}/handoffs`).then((r) => r.data, (e) => e),
       api.get(`/tasks/${id}/git`).then((r) => r.data, (e) => e),
       api.get(`/logs${api.query({ task_id: id, per_page: 50, detail: 'summary' })}`).then((r) => r.data, (e) => e),
+      // The failed command's last stderr lines (the worker's error row).
+      task.state === 'failed'
+        ? api.get(`/logs${api.query({ task_id: id, operation: 'task.failed', level: 'error', per_page: 1 })}`).then((r) => r.data, () => null)
+        : null,
     ]);
-    keep(body, JSON.stringify([task, context instanceof Error ? context.message : context, handoffs instanceof Error ? handoffs.message : handoffs, git instanceof Error ? git.message : git, logs instanceof Error ? logs.message : logs]), () => [
+    keep(body, JSON.stringify([task, failure, context instanceof Error ? context.message : context, handoffs instanceof Error ? handoffs.message : handoffs, git instanceof Error ? git.message : git, logs instanceof Error ? logs.message : logs]), () => [
       section('Summary', facts([
         ['State', badge(task.state)], ['Stage', task.stage_name || '—'], ['Role', task.role || '—'],
         ['Assigned agent', task.assigned_agent_id ? shortId(task.assigned_agent_id) : '—'],
         ['Worker', task.assigned_worker_id ? shortId(task.assigned_worker_id) : '—'],
         ['Retries', `${task.retry_count} of ${task.max_retries}`],
-        ['Claimed', when(task.claimed_at)], ['Started', when(task.started_at)], ['Completed', when(task.completed_at)],
+        ['Claimed', when(task.claimed_at)], ['Started', when(task.started_at)], ['Ended', when(task.completed_at)],
         ['Duration', task.started_at ? duration(task.started_at, task.completed_at) : '—'],
         ['Required tags', task.required_tags.length ? task.required_tags.join(', ') : '—'],
       ]), task.description ? h('p', {}, task.description) : null),
+      task.state === 'failed' ? section('Why it failed', whyFailed(task, failure)) : null,
       section('Input', json(task.input)),
       section(task.error ? 'Error' : 'Output', task.error ? json(task.error) : json(task.output)),
       section('Context', context instanceof Error ? errorBox(context) : json({ task_context: context.task.context, workflow: context.workflow, workspace: context.workspace, documents: context.documents })),
@@ -77,12 +83,22 @@ export function taskPage(main, { params, setTitle }) {
   const load = api.serial(() => draw().catch((e) => fill(notice, errorBox(e))));
   load();
   let timer = null;
-  const stop = api.follow(`/events/stream${api.query({ entity_id: id })}`, (frame) => {
+  const stop = followEvents({ entity_id: id }, (frame) => {
     if (!frame.data || frame.data.id === undefined) return;
     clearTimeout(timer);
     timer = setTimeout(load, 300);
   });
   return () => { stop(); clearTimeout(timer); };
+}
+
+/** The failure's message and the command's last stderr lines, if any. */
+function whyFailed(task, failure) {
+  const error = task.error || {};
+  const row = failure && failure.items && failure.items[0];
+  const lines = row && row.payload && Array.isArray(row.payload.last_lines) ? row.payload.last_lines : [];
+  return h('div', { id: 'why-failed' },
+    h('p', {}, error.message || 'No error was reported.', error.category ? h('span', { class: 'muted' }, ` (${error.category})`) : null),
+    lines.length ? [h('p', { class: 'muted small' }, 'Last lines on stderr:'), h('pre', { class: 'json' }, lines.join('\n'))] : null);
 }
 
 function actionsFor(task, act) {

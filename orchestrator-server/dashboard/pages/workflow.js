@@ -4,6 +4,7 @@
 // after each burst of events, so it stays current without reloads.
 
 import * as api from '../api.js';
+import { followEvents } from '../shared.js';
 import { h, fill, keep, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
 
 const FEED_LIMIT = 100;
@@ -94,15 +95,14 @@ export function workflowPage(main, { params, setTitle }) {
   load().then(loadFeed).then((last) => {
     if (closed) return;
     if (!feedList.children.length) feedList.append(h('li', { class: 'muted', id: 'feed-empty' }, 'No events yet.'));
-    const path = `/events/stream${api.query({ workflow_id: id, after: last })}`;
-    stop = api.follow(path, (frame) => {
+    stop = followEvents({ workflow_id: id }, (frame) => {
       if (!frame.data || typeof frame.data !== 'object' || frame.data.id === undefined) return;
       const placeholder = document.getElementById('feed-empty');
       if (placeholder) placeholder.remove();
       addEvent(frame.data);
       clearTimeout(timer);
       timer = setTimeout(load, 300);
-    }, { onState: (s) => { feedState.textContent = s === 'live' ? '● live' : 'reconnecting…'; feedState.className = s === 'live' ? 'live small' : 'muted small'; } });
+    }, { onState: (s) => { feedState.textContent = s === 'live' ? '● live' : 'reconnecting…'; feedState.className = s === 'live' ? 'live small' : 'muted small'; }, after: last });
   });
   return () => { closed = true; stop(); clearTimeout(timer); };
 }

@@ -267,7 +267,9 @@ pub(crate) fn table() -> Vec<Route> {
         )
         .body_limit(UPLOAD_BODY_LIMIT),
         // Workflows
-        Route::scoped(M::POST, "/api/v1/workflows", Admin, workflows::create),
+        // A launch carries its input files (up to 10 MiB each), as an upload.
+        Route::scoped(M::POST, "/api/v1/workflows", Admin, workflows::create)
+            .body_limit(UPLOAD_BODY_LIMIT),
         Route::scoped(M::GET, "/api/v1/workflows", Agent, workflows::list),
         Route::scoped(M::GET, "/api/v1/workflows/{id}", Agent, workflows::get),
         Route::scoped(
@@ -275,7 +277,8 @@ pub(crate) fn table() -> Vec<Route> {
             "/api/v1/workflows/{id}/redrives",
             Admin,
             workflows::redrive,
-        ),
+        )
+        .body_limit(UPLOAD_BODY_LIMIT),
         Route::scoped(
             M::GET,
             "/api/v1/workflows/{id}/events",

@@ -25,6 +25,8 @@ use uuid::Uuid;
 const BATCH: usize = 200;
 /// How long a line may wait for its batch.
 const FLUSH_EVERY: Duration = Duration::from_millis(300);
+/// The last stderr lines a failed command's error row carries.
+const STDERR_TAIL: usize = 20;
 
 /// Running tasks as the heartbeats report them, and their cancel switch.
 pub(crate) struct Running {
@@ -191,6 +193,19 @@ impl TaskRun {
         }
     }
 
+    /// One `error` row with the failed command's last stderr lines: its
+    /// stderr was streamed at `warn` (a command that succeeds may write
+    /// there too), and only now is it known to belong to a failure.
+    async fn log_failed_stderr(&self, message: &str, tail: Vec<String>) {
+        let mut row = entry(&self.task, "stderr", String::new());
+        row.operation = "task.failed".into();
+        row.level = Some(LogLevel::Error);
+        row.payload = Some(json!({ "stream": "stderr", "message": message, "last_lines": tail }));
+        if let Err(e) = self.shared.worker.logs().ingest(vec![row]).await {
+            eprintln!("task {}: the failure's log row was lost: {e}", self.task.id);
+        }
+    }
+
     /// Runs the task to its end; every outcome is reported to the server.
     pub async fn execute(self) {
         let id = self.task.id;
@@ -304,7 +319,10 @@ impl TaskRun {
                 abort.abort();
             }
         }
-        let last_line = shipper.await.unwrap_or_default();
+        let Shipped {
+            last_stdout: last_line,
+            stderr_tail,
+        } = shipper.await.unwrap_or_default();
         self.shared.running.lock().expect("lock").remove(&id);
         self.shared.changed.notify_one();
         match ending {
@@ -331,6 +349,13 @@ impl TaskRun {
                     None => format!("{} was killed by a signal", self.shared.command[0]),
                 };
                 eprintln!("task {id}: {message}");
+                // The error names the command's last complaint, so `orch
+                // tasks get` answers "why" without a trip to the logs.
+                let message = match stderr_tail.iter().rev().find(|l| !l.trim().is_empty()) {
+                    Some(last) => format!("{message}: {}", last.trim()),
+                    None => message,
+                };
+                self.log_failed_stderr(&message, stderr_tail).await;
                 self.report_failure("exit_code", message, true).await;
             }
             Ending::Cancelled => {
@@ -364,14 +389,24 @@ fn read_lines(
     })
 }
 
+/// What the shipper saw of a command's output.
+#[derive(Default)]
+struct Shipped {
+    /// The last non-empty stdout line (the task's output).
+    last_stdout: Option<String>,
+    /// The last [`STDERR_TAIL`] stderr lines.
+    stderr_tail: Vec<String>,
+}
+
 /// Sends the output lines in batches; answers the last non-empty stdout
-/// line.
+/// line and the tail of stderr.
 async fn ship_logs(
     worker: Client,
     task: Task,
     mut lines: mpsc::UnboundedReceiver<(&'static str, String)>,
-) -> Option<String> {
+) -> Shipped {
     let mut last = None;
+    let mut stderr_tail = std::collections::VecDeque::with_capacity(STDERR_TAIL);
     let mut batch: Vec<NewLogEntry> = Vec::new();
     let mut open = true;
     while open {
@@ -383,6 +418,12 @@ async fn ship_logs(
                     Some((stream, line)) => {
                         if stream == "stdout" && !line.trim().is_empty() {
                             last = Some(line.clone());
+                        }
+                        if stream == "stderr" {
+                            if stderr_tail.len() == STDERR_TAIL {
+                                stderr_tail.pop_front();
+                            }
+                            stderr_tail.push_back(line.clone());
                         }
                         batch.push(entry(&task, stream, line));
                     }
@@ -400,7 +441,10 @@ async fn ship_logs(
             eprintln!("task {}: log lines lost: {e}", task.id);
         }
     }
-    last
+    Shipped {
+        last_stdout: last,
+        stderr_tail: stderr_tail.into(),
+    }
 }
 
 fn entry(task: &Task, stream: &str, line: String) -> NewLogEntry {

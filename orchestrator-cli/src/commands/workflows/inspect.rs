@@ -60,7 +60,8 @@ pub(super) async fn list(
 
 /// Shows a workflow with its tasks and stages.
 pub(super) async fn get(global: &GlobalOpts, client: &Client, args: GetArgs) -> anyhow::Result<()> {
-    let detail = client.workflows().get(args.id).await?;
+    let id = crate::commands::resolve::workflow(client, &args.id).await?;
+    let detail = client.workflows().get(id).await?;
     output::emit(global.format(), &detail, || {
         let mut t = table(&["task", "title", "state", "kind", "stage", "agent"]);
         for task in &detail.tasks {
@@ -98,9 +99,11 @@ pub(super) async fn get_watch(
     client: &Client,
     args: GetArgs,
 ) -> anyhow::Result<()> {
+    let id = crate::commands::resolve::workflow(client, &args.id).await?;
     let mut last = None;
+    let mut stalled = Vec::new();
     loop {
-        let detail = client.workflows().get(args.id).await?;
+        let detail = client.workflows().get(id).await?;
         let text = serde_json::to_string(&detail)?;
         if last.as_ref() != Some(&text) {
             output::emit_line(global.format(), &detail, || {
@@ -116,7 +119,20 @@ pub(super) async fn get_watch(
             last = Some(text);
         }
         if detail.workflow.state.is_terminal() {
-            return Ok(());
+            // Cancelled is an operator's choice, not a failure.
+            if detail.workflow.state != WorkflowState::Failed {
+                return Ok(());
+            }
+            super::explain_end(client, &detail).await;
+            anyhow::bail!("workflow {id} ended {}", detail.workflow.state.as_str());
+        }
+        // Nobody can take its pending work: say so once per change.
+        let now = crate::commands::why::unclaimable(client, &detail.tasks).await?;
+        if now != stalled {
+            for line in &now {
+                eprintln!("waiting: {line}");
+            }
+            stalled = now;
         }
         tokio::time::sleep(Duration::from_secs(args.interval.max(1))).await;
     }

@@ -3,12 +3,12 @@
 
 use super::{LaunchArgs, show_workflow};
 use crate::cli::GlobalOpts;
+use crate::output;
 use base64::Engine;
 use indicatif::{ProgressBar, ProgressStyle};
 use orchestrator_client::Client;
-use orchestrator_client::api::workspaces::WorkspaceFilter;
 use orchestrator_client::api::{
-    CreateWorkflow, InitialInputPacket, InputFile, PageRequest, TaskState, WorkflowState,
+    CreateWorkflow, InitialInputPacket, InputFile, TaskState, WorkflowState,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,15 +20,22 @@ pub(super) async fn launch(
     client: &Client,
     args: LaunchArgs,
 ) -> anyhow::Result<()> {
-    let playbook_id = resolve_playbook(client, &args.playbook).await?;
-    let workspace_id = resolve_workspace(client, &args.workspace).await?;
+    let playbook_id = crate::commands::resolve::playbook(client, &args.playbook).await?;
+    let workspace_id = crate::commands::resolve::workspace(client, &args.workspace).await?;
     let mut parameters = BTreeMap::new();
     for param in &args.params {
         let (k, v) = param
             .split_once('=')
-            .ok_or_else(|| anyhow::anyhow!("--param takes key=value, got `{param}`"))?;
+            .ok_or_else(|| output::usage(format!("--param takes key=value, got `{param}`")))?;
         parameters.insert(k.to_owned(), v.to_owned());
     }
+    let mut sizes = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let meta = std::fs::metadata(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        sizes.push((path.as_path(), meta.len() as usize));
+    }
+    crate::commands::upload::check(&sizes)?;
     let mut files = Vec::new();
     for path in &args.files {
         let bytes = std::fs::read(path)
@@ -69,42 +76,10 @@ pub(super) async fn launch(
     let detail = client.workflows().get(workflow.id).await?;
     show_workflow(global, &detail.workflow);
     if state != WorkflowState::Completed {
+        super::explain_end(client, &detail).await;
         anyhow::bail!("workflow {} ended {}", workflow.id, state.as_str());
     }
     Ok(())
-}
-
-async fn resolve_playbook(client: &Client, text: &str) -> anyhow::Result<Uuid> {
-    if let Ok(id) = Uuid::parse_str(text) {
-        return Ok(id);
-    }
-    let page = client.playbooks().list(PageRequest::new(1, 100)).await?;
-    page.items
-        .iter()
-        .find(|p| p.slug == text || p.name == text)
-        .map(|p| p.id)
-        .ok_or_else(|| anyhow::anyhow!("no playbook with slug or name `{text}`"))
-}
-
-async fn resolve_workspace(client: &Client, text: &str) -> anyhow::Result<Uuid> {
-    if let Ok(id) = Uuid::parse_str(text) {
-        return Ok(id);
-    }
-    let page = client
-        .workspaces()
-        .list(
-            &WorkspaceFilter {
-                q: Some(text.to_owned()),
-                is_active: None,
-            },
-            PageRequest::new(1, 100),
-        )
-        .await?;
-    page.items
-        .iter()
-        .find(|w| w.slug == text || w.name == text)
-        .map(|w| w.id)
-        .ok_or_else(|| anyhow::anyhow!("no workspace with slug or name `{text}`"))
 }
 
 fn content_type(path: &std::path::Path) -> Option<String> {
@@ -130,6 +105,7 @@ async fn watch(client: &Client, id: Uuid) -> anyhow::Result<WorkflowState> {
         "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks done  {msg}",
     )?);
     bar.enable_steady_tick(Duration::from_millis(120));
+    let (mut polls, mut said) = (0u64, Vec::new());
     loop {
         let detail = client.workflows().get(id).await?;
         let count = |s: TaskState| detail.tasks.iter().filter(|t| t.state == s).count();
@@ -149,6 +125,17 @@ async fn watch(client: &Client, id: Uuid) -> anyhow::Result<WorkflowState> {
             bar.finish();
             return Ok(detail.workflow.state);
         }
+        // Every few seconds: pending work nobody online can take.
+        if polls % 10 == 0 {
+            let stalled = crate::commands::why::unclaimable(client, &detail.tasks).await?;
+            if stalled != said {
+                for line in &stalled {
+                    bar.println(format!("waiting: {line}"));
+                }
+                said = stalled;
+            }
+        }
+        polls += 1;
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }

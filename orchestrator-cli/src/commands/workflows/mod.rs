@@ -16,7 +16,8 @@ use crate::cli::{GlobalOpts, PageArgs};
 use crate::config;
 use crate::output::{self, fields};
 use clap::{Args, Subcommand};
-use orchestrator_client::api::Workflow;
+use orchestrator_client::Client;
+use orchestrator_client::api::{TaskState, Workflow, WorkflowDetail, WorkflowState};
 use uuid::Uuid;
 
 #[derive(Debug, Subcommand)]
@@ -108,9 +109,11 @@ pub struct IdArg {
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    pub id: Uuid,
+    /// The workflow: its id, a unique id prefix or its name.
+    pub id: String,
     /// Print again whenever the workflow changes, until it ends (polls
-    /// every --interval seconds).
+    /// every --interval seconds); exits 1 when it ends failed, after
+    /// saying why.
     #[arg(long)]
     pub watch: bool,
     /// Seconds between polls with --watch.
@@ -233,7 +236,8 @@ pub struct LaunchArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    #[arg(long)]
+    /// Only workflows in this state.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(WorkflowState::ALL.map(WorkflowState::as_str)))]
     pub state: Option<String>,
     #[arg(long)]
     pub workspace: Option<Uuid>,
@@ -287,6 +291,17 @@ fn show_workflow(global: &GlobalOpts, w: &Workflow) {
             ("created_at", w.created_at.to_string()),
         ])
     });
+}
+
+/// Why a workflow ended failed: each failed task with its error and its
+/// command's last stderr lines, on stderr.
+async fn explain_end(client: &Client, detail: &WorkflowDetail) {
+    for task in detail.tasks.iter().filter(|t| t.state == TaskState::Failed) {
+        match crate::commands::why::failure(client, task).await {
+            Ok(text) => eprint!("{text}"),
+            Err(e) => eprintln!("task {}: cannot explain the failure: {e}", task.id),
+        }
+    }
 }
 
 pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Result<()> {
