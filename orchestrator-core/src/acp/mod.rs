@@ -3,7 +3,7 @@
 //! and opens a session in one transaction.
 //!
 //! [`sessions`] owns the session rows and their operations; [`claim`] runs
-//! the claim engine of [`crate::lifecycle::claim`] and adds the session.
+//! the claim engine of `crate::lifecycle::claim` and adds the session.
 
 pub mod claim;
 pub mod sessions;
