@@ -1,4 +1,4 @@
-//! Liveness and timeouts (decisions §4), run periodically by the server
+//! Liveness and timeouts, run periodically by the server
 //! ([`ControlPlane::sweep_liveness`], every
 //! [`crate::CoreConfig::liveness_interval`]):
 //!

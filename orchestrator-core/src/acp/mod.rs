@@ -1,4 +1,4 @@
-//! ACP sessions (decisions §9): an ACP-registered agent opens a session per
+//! ACP sessions: an ACP-registered agent opens a session per
 //! run, or one reusable session per workflow; `/acp/claim` claims, starts
 //! and opens a session in one transaction.
 //!

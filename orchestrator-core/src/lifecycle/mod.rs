@@ -8,7 +8,7 @@
 //! row, the `task.state_changed` event(s) and the workflow consequences through
 //! one function, `crate::workflows::after_task_change`.
 //!
-//! Who may act (decisions §3): see `crate::tasks::acting`. Start and
+//! Who may act: see `crate::tasks::acting`. Start and
 //! complete need the assignee (or its worker), else 403; fail also accepts
 //! admin scope; the operator operations need admin scope, enforced by the
 //! route table.

@@ -1,4 +1,4 @@
-//! Remote MCP servers (admin, decisions §9): create and replace verify the
+//! Remote MCP servers (admin): create and replace verify the
 //! server with the official MCP SDK before storing anything; reverify
 //! records the outcome on the stored server. Secret parameter values are
 //! sealed at rest and read back masked; the only way out in clear is claim

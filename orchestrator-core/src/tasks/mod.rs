@@ -20,7 +20,7 @@ pub mod state;
 
 pub(crate) use rows::{TaskRow, task_columns};
 
-/// Default and bounds of `timeout_minutes` (decisions §8).
+/// Default and bounds of `timeout_minutes`.
 pub const DEFAULT_TIMEOUT_MINUTES: i64 = 180;
 
 pub const MAX_TIMEOUT_MINUTES: i64 = 240;

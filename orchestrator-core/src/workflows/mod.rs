@@ -1,6 +1,6 @@
 //! Workflows: launch, reads, redrives, pause/resume/cancel, the derived
-//! workflow state, stages, work items, activations and the event feed
-//! (decisions §6, §7). One file per part: `rows`, [`state`], `launch`,
+//! workflow state, stages, work items, activations and the event feed.
+//! One file per part: `rows`, [`state`], `launch`,
 //! `read`, `actions`, `progress`, `settle`, `context`, `activations`,
 //! `work_items`, `feed`, [`operations`].
 //!
