@@ -1,7 +1,7 @@
 //! A2A ingress: the agent card (no credential, URLs from the request's
 //! host), submission (external id kept as metadata, priority normalised,
 //! metadata merged, 422 without a title, `request_id` replay, tenant
-//! isolation, scopes) and the status stream (mapping of decisions §9,
+//! isolation, scopes) and the status stream (the status mapping,
 //! `Last-Event-ID` replay, the end after a terminal status).
 
 use futures_util::StreamExt;

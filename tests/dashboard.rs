@@ -372,6 +372,11 @@ async fn operator_launches_follows_and_steers_a_workflow() {
         .unwrap();
     wait_text(browser, "#tasks", "Created behind the page's back").await;
     wait_text(browser, "#feed", "task.created").await;
+    // The feed names the task by the random end of its UUIDv7 id (the last 8
+    // hex digits), not by its first 8, a timestamp shared by everything
+    // created within a minute.
+    let simple = task.id.simple().to_string();
+    wait_text(browser, "#feed", &format!("task {}", &simple[24..])).await;
 
     // Open it and run an action its state allows: skip a pending task.
     click_text(browser, "#tasks a", "Created behind the page's back").await;

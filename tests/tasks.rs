@@ -1,4 +1,4 @@
-//! Task lifecycle: every operation of decisions §4 from its allowed states
+//! Task lifecycle: every operation from its allowed states
 //! and a refused one each, ownership and scopes, idempotent create and
 //! complete, limits, handoffs, git, context, claim-credentials and stream.
 

@@ -1,4 +1,4 @@
-//! The worker channel (decisions §7): the websocket upgrade of
+//! The worker channel: the websocket upgrade of
 //! `GET /api/v1/events`, assignment through the claim engine on wake-ups,
 //! heartbeats and signals over the socket, offline on close, and close
 //! frames on shutdown.

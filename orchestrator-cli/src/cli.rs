@@ -230,6 +230,9 @@ pub enum Command {
     /// Session routes: refresh an access token, end a session.
     #[command(subcommand)]
     Auth(crate::commands::profiles::AuthCommand),
+    /// The repository's generated pages (`orch docs cli` writes docs/cli.md).
+    #[command(subcommand, hide = true)]
+    Docs(crate::commands::docs::DocsCommand),
 }
 
 /// The command line with an example in every command's help: commands

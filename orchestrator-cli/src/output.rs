@@ -271,6 +271,15 @@ pub fn print_out(text: &str) {
     }
 }
 
+/// The part of an id a person can tell apart: its last 8 hex digits. Tasks,
+/// workflows and work items have UUIDv7 ids, whose first 8 hex digits are a
+/// timestamp (the same for everything created in one minute or so); the
+/// last ones are random.
+pub fn short_id(id: &uuid::Uuid) -> String {
+    let hex = id.simple().to_string();
+    hex[hex.len() - 8..].to_owned()
+}
+
 /// Shows an optional value as text.
 pub fn opt<T: ToString>(value: &Option<T>) -> String {
     value

@@ -230,3 +230,46 @@ async fn tail_follow_prints_new_rows_and_survives_a_server_restart() {
     let _ = child.wait();
     restarted.shutdown().await;
 }
+
+/// Tasks have UUIDv7 ids, whose first 8 hex digits are a timestamp: two
+/// tasks created together share them. `logs tail` shortens ids to their
+/// last 8 hex digits, which differ.
+#[tokio::test]
+async fn tail_shortens_ids_to_the_part_that_differs() {
+    use orchestrator_client::api::CreateTask;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let mut ids = Vec::new();
+    for title in ["first", "second"] {
+        let task = admin
+            .tasks()
+            .create(&CreateTask {
+                title: title.into(),
+                task_type: "code".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let mut log = entry(&format!("tool.{title}"));
+        log.task_id = Some(task.id);
+        admin.logs().ingest(vec![log]).await.unwrap();
+        ids.push(task.id.simple().to_string());
+    }
+    assert_eq!(
+        ids[0][..8],
+        ids[1][..8],
+        "UUIDv7 ids created together share their first 8 hex digits"
+    );
+    let (url, key) = (server.url.as_str(), server.admin_key.as_str());
+    let text = stdout(&orch(url, key, &["logs", "tail", "--category", "tool"]).await);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for (line, id) in lines.iter().zip(&ids) {
+        let short = &id[id.len() - 8..];
+        assert!(
+            line.contains(&format!("task={short}")),
+            "{line} should show task={short}"
+        );
+    }
+    assert_ne!(ids[0][24..], ids[1][24..]);
+}

@@ -1,4 +1,4 @@
-//! The worker channel: the websocket at `/api/v1/events` (decisions §7).
+//! The worker channel: the websocket at `/api/v1/events`.
 //!
 //! ```no_run
 //! # async fn demo(worker_key: &str) -> Result<(), orchestrator_client::Error> {

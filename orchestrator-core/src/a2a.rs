@@ -1,4 +1,4 @@
-//! A2A task ingress (decisions §9): an external agent submits a task, reads
+//! A2A task ingress: an external agent submits a task, reads
 //! its A2A status and follows its status changes. A submitted task is an
 //! ordinary platform task; the A2A view is derived from it, never stored.
 

@@ -3,7 +3,7 @@
 //! Routing tags are normalised on registration (trimmed, lower-cased,
 //! deduplicated, sorted); orchestrator and hybrid agents get the
 //! `orchestrator` tag. The stored status is `active` or `inactive` (set by
-//! the liveness monitor after 2 x the heartbeat interval, decisions §4);
+//! the liveness monitor after 2 x the heartbeat interval);
 //! reads report `busy` for an active agent holding a claimed or in-progress
 //! task. `issue_api_key: true` issues an agent-scope key bound to the new
 //! agent (shown once in `api_key`).
@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use sqlx::types::Json;
 use uuid::Uuid;
 
-/// Heartbeat bounds and default (decisions §8).
+/// Heartbeat bounds and default.
 pub const MIN_HEARTBEAT_SECONDS: i64 = 5;
 pub const MAX_HEARTBEAT_SECONDS: i64 = 3600;
 pub const DEFAULT_AGENT_HEARTBEAT_SECONDS: i64 = 60;

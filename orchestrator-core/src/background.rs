@@ -1,6 +1,6 @@
 //! The background runner: work that happens on time rather than on a
 //! request (liveness and timeouts, retention, and the jobs other modules add
-//! to [`JOBS`]).
+//! to `JOBS`).
 //!
 //! One runner per replica ([`ControlPlane::run_background`]) instead of one
 //! loop per feature: each job does what is due at the clock's "now" and says

@@ -5,7 +5,7 @@
 //! configuration and the caches (credentials, claim inputs). It depends on
 //! nothing but those low modules; the start-up steps that need the resources
 //! (migrations, the default tenant, bootstrap keys) live in
-//! [`crate::startup`].
+//! `crate::startup`.
 
 use crate::api::{Scope, Timestamp};
 use crate::claim_cache::ClaimCache;

@@ -2,7 +2,7 @@
 //! admin views over workers, their agents, held tasks and containers.
 //!
 //! A worker heartbeat with `containers` replaces the worker's rows in
-//! `worker_containers` ([`replace_containers`], called by `workers.rs` in the
+//! `worker_containers` (`replace_containers`, called by `workers.rs` in the
 //! heartbeat's transaction); absent keeps them, `[]` clears them. A worker
 //! names the environments it can run with routing tags `env:<name or id>`
 //! (the claim engine reads the same tags: `lifecycle::claim`).

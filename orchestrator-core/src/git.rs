@@ -13,7 +13,7 @@
 //! branch and the token change (`git_token_mode`: `preserve` keeps and uses
 //! the stored token, `replace` uses and stores `git_token`, `clear` checks
 //! without one and removes the stored one). A failing check answers `400
-//! VERIFICATION_FAILED` (decisions §2) with the packet in `error.details`
+//! VERIFICATION_FAILED` with the packet in `error.details`
 //! (`failed_step` is `connect` or `branch`, `reason` says why) and stores
 //! nothing.
 //!

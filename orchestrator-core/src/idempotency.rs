@@ -7,7 +7,7 @@
 //! conflict. Results that carry secrets (a freshly issued key) are stored
 //! encrypted.
 //!
-//! Use [`begin_write!`]: it returns the recorded result from the enclosing
+//! Use `begin_write!`: it returns the recorded result from the enclosing
 //! function on a replay, and otherwise gives an [`IdempotentWrite`] whose
 //! `tx` takes the write; `write.finish(result)` records and commits.
 //!

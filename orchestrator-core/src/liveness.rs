@@ -1,4 +1,4 @@
-//! Liveness and timeouts (decisions §4), run by the background runner
+//! Liveness and timeouts, run by the background runner
 //! ([`ControlPlane::sweep_liveness`], every
 //! [`crate::CoreConfig::liveness_interval`]; see [`crate::background`]):
 //!

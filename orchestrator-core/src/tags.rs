@@ -1,5 +1,5 @@
 //! Routing tags: their normal form, and the tags a task requires of its
-//! claimer (decisions §5). Shared by agents, workers, tasks and the claim
+//! claimer. Shared by agents, workers, tasks and the claim
 //! engine, so none of them has to reach into another for it.
 
 use crate::api::TaskKind;
@@ -16,7 +16,7 @@ pub fn normalise_tags<'a>(tags: impl IntoIterator<Item = &'a String>) -> Vec<Str
     out
 }
 
-/// The tags a task requires of its claimer (decisions §5).
+/// The tags a task requires of its claimer.
 pub(crate) fn required_tags(role: Option<&str>, kind: TaskKind) -> Vec<String> {
     let mut tags = Vec::new();
     if let Some(role) = role {

@@ -407,7 +407,7 @@ impl ControlPlane {
     }
 }
 
-/// The worker channel (decisions §7, `GET /api/v1/events` upgraded to a
+/// The worker channel (`GET /api/v1/events` upgraded to a
 /// websocket; the protocol is in [`crate::api::worker_channel`]). The server
 /// drives a connection through these calls; each is one short transaction.
 impl ControlPlane {

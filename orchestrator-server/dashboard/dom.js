@@ -118,9 +118,14 @@ export function empty(text) {
   return h('p', { class: 'empty' }, text);
 }
 
-/** A short id for tables (the full one on hover). */
+/**
+ * A short id for tables (the full one on hover): the last 8 hex digits.
+ * Tasks, workflows and work items have UUIDv7 ids whose first 8 hex digits
+ * are a timestamp, the same for everything created within a minute or so;
+ * the last ones are random, so they tell ids apart.
+ */
 export function shortId(id) {
-  return h('code', { title: id }, String(id).slice(0, 8));
+  return h('code', { title: id }, String(id).replace(/-/g, '').slice(-8));
 }
 
 /** A labelled section. */

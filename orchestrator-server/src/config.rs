@@ -10,7 +10,7 @@ use std::time::Duration;
 pub const DEFAULT_RATE_LIMIT_PER_MINUTE: u32 = 1200;
 /// Largest JSON body a route accepts unless it says otherwise (1 MiB).
 pub const DEFAULT_JSON_BODY_LIMIT: usize = 1024 * 1024;
-/// Largest body of a file upload route (16 MiB, decisions §8).
+/// Largest body of a file upload route (16 MiB).
 pub const UPLOAD_BODY_LIMIT: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone)]

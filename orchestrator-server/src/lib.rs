@@ -2,16 +2,16 @@
 //!
 //! The HTTP face of [`orchestrator_core::ControlPlane`], on hyper.
 //!
-//! A request goes through [`app`] in one direction:
-//! route lookup ([`router`]: 404 for an unknown path, 405 with `Allow` for a
-//! wrong method) → credentials ([`credentials`]: bearer or cookie, CSRF) →
-//! the route's scope → the per-key rate limit ([`rate_limit`]) → the body,
-//! within the route's size limit → the handler in [`routes`], which parses
-//! ([`request`], [`schema`]), calls one core method and renders the envelope
-//! ([`response`]). Every failure becomes the error envelope through one table
-//! ([`error`]). [`server`] owns sockets, graceful shutdown and the per-request
+//! A request goes through `app` in one direction:
+//! route lookup (`router`: 404 for an unknown path, 405 with `Allow` for a
+//! wrong method) → credentials (`credentials`: bearer or cookie, CSRF) →
+//! the route's scope → the per-key rate limit (`rate_limit`) → the body,
+//! within the route's size limit → the handler in `routes`, which parses
+//! (`request`, `schema`), calls one core method and renders the envelope
+//! (`response`). Every failure becomes the error envelope through one table
+//! (`error`). `server` owns sockets, graceful shutdown and the per-request
 //! log line. A route may also take websocket upgrades (`Route::upgrade`, with
-//! its own scope, never rate limited; [`ws`]): `GET /api/v1/events` is the
+//! its own scope, never rate limited; `ws`): `GET /api/v1/events` is the
 //! event list, or with `Upgrade: websocket` the worker channel.
 
 mod app;

@@ -461,10 +461,10 @@ pub fn format_row(painter: &Painter, row: &LogRow) -> String {
     if let Some(ms) = row.duration_ms {
         line.push_str(&format!(" {ms}ms"));
     }
-    let short = |id: &Uuid| id.to_string()[..8].to_owned();
     for (name, id) in [("workflow", &row.workflow_id), ("task", &row.task_id)] {
         if let Some(id) = id {
-            line.push_str(&painter.paint(dim, &format!(" {name}={}", short(id))));
+            let short = crate::output::short_id(id);
+            line.push_str(&painter.paint(dim, &format!(" {name}={short}")));
         }
     }
     if let Some(actor) = row.actor_name.as_ref().or(row.actor_type.as_ref()) {

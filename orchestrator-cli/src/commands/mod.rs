@@ -7,6 +7,7 @@ pub mod artifacts;
 pub mod bench;
 pub mod catalog;
 pub mod completions;
+pub mod docs;
 pub mod environments;
 pub mod events;
 pub mod fleet;
@@ -87,6 +88,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Profiles(command) => profiles::run(&global, command).await,
         Command::Logout => profiles::logout(&global).await,
         Command::Auth(command) => profiles::run_auth(&global, command).await,
+        Command::Docs(command) => docs::run(command),
     }
 }
 

@@ -3,7 +3,7 @@
 use std::time::Duration;
 use uuid::Uuid;
 
-/// How a [`Client`] retries a request that is safe to repeat.
+/// How a [`Client`](super::Client) retries a request that is safe to repeat.
 ///
 /// `max_attempts` counts the first try: `1` turns retries off. The wait
 /// before attempt `n + 1` is drawn between half of and the full

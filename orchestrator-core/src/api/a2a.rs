@@ -1,4 +1,4 @@
-//! A2A task ingress (decisions §9): the agent card, task submission, the
+//! A2A task ingress: the agent card, task submission, the
 //! A2A view of a platform task and its status stream.
 
 use super::{TaskState, Timestamp};
@@ -50,7 +50,7 @@ pub struct A2aTaskInput {
     pub metadata: Option<Value>,
 }
 
-/// The A2A-facing status of a task (decisions §9).
+/// The A2A-facing status of a task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "kebab-case")]

@@ -1,4 +1,4 @@
-//! ACP sessions (decisions §9): a session ties an ACP-registered agent to a
+//! ACP sessions: a session ties an ACP-registered agent to a
 //! transport and, in `session` mode, is reused across tasks.
 
 use super::Timestamp;

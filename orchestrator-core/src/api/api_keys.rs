@@ -1,4 +1,4 @@
-//! API key management (beyond the contract, decisions §3): list, create, revoke.
+//! API key management (beyond the contract): list, create, revoke.
 
 use super::{Scope, Timestamp};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! Logs: the structured execution log rows, their ingest request, the query
 //! filters and the stats and helper answers.
 //!
-//! Choices the contract leaves open (see the README's Logs section):
+//! Choices the contract leaves open (see docs/logs-and-events.md):
 //! - `level` is one of `debug`, `info`, `warn`, `error`;
 //! - a row's `id` is its integer key rendered as a string (`"1234"`); it is
 //!   also the SSE `id:` of the row on the log stream, so `Last-Event-ID`

@@ -1,5 +1,5 @@
 //! Tenant settings beyond the contract: the LLM provider whose key and extra
-//! headers claimed tasks receive through claim credentials (decisions §9).
+//! headers claimed tasks receive through claim credentials.
 
 use super::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Tasks: the executable units agents and workers claim (decisions §4, §5).
+//! Tasks: the executable units agents and workers claim.
 
 use super::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::fmt;
 use uuid::Uuid;
 
-/// The states of a task (decisions §4). Terminal: `completed`, `cancelled`;
+/// The states of a task. Terminal: `completed`, `cancelled`;
 /// `failed` is terminal unless retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
@@ -237,7 +237,7 @@ pub struct CreateTask {
     pub execution_environment_id: Option<Uuid>,
 }
 
-/// The latest structured handoff of a task (decisions §4).
+/// The latest structured handoff of a task.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Handoff {
@@ -325,7 +325,7 @@ pub struct Task {
     pub max_retries: i64,
     pub retry_count: i64,
     pub metadata: Value,
-    /// Credential handles for the runtime (decisions §9); empty until LLM
+    /// Credential handles for the runtime; empty until LLM
     /// settings or MCP servers exist.
     pub credentials: Vec<Value>,
     pub claimed_at: Option<Timestamp>,

@@ -1,4 +1,4 @@
-//! The worker channel (decisions §7): the websocket a worker opens at
+//! The worker channel: the websocket a worker opens at
 //! `GET /api/v1/events` with `Upgrade: websocket` and its worker key as
 //! `Authorization: Bearer`. Every frame is one JSON text frame
 //! `{"type": ..., ...}`.

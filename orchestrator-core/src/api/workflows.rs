@@ -1,4 +1,4 @@
-//! Workflows, their stages, work items and activations (decisions §6).
+//! Workflows, their stages, work items and activations.
 
 use super::{Event, Task, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use uuid::Uuid;
 
-/// Workflow states (decisions §6).
+/// Workflow states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]

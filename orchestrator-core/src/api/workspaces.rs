@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
-/// Largest serialized `memory` object (decisions §8: 1 MiB).
+/// Largest serialized `memory` object (1 MiB).
 pub const MAX_MEMORY_BYTES: usize = 1024 * 1024;
 
 /// Workflow counts of a workspace.
@@ -125,9 +125,9 @@ pub struct SetMemory {
     pub request_id: Option<String>,
 }
 
-/// Largest decoded file (decisions §8: 10 MiB).
+/// Largest decoded file (10 MiB).
 pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
-/// Most files in one batch upload (decisions §8).
+/// Most files in one batch upload.
 pub const MAX_BATCH_FILES: usize = 10;
 
 /// `GET /workspaces/:id/spec`: a version of the workspace spec. Version 0

@@ -8,7 +8,7 @@
 //!   the host probe, a local shell, and the agent hint built from its facts;
 //! - `operations.rs`: the `impl ControlPlane` operations.
 //!
-//! For other modules: [`usable_environment`] reads an environment a new task
+//! For other modules: `usable_environment` reads an environment a new task
 //! may name (400 when unknown or blocked).
 
 mod catalog;

@@ -17,8 +17,8 @@
 //! description, content_type, size_bytes, preview_mode` (`text`, `image` or
 //! `download`, derived from the content type), `checksum` (SHA-256 hex, the
 //! download's `ETag`), `created_at` and `download_url`
-//! (`/api/v1/artifacts/:id/content`). [`ControlPlane::add_artifact`] stores
-//! one; [`insert_artifact`] does it inside a caller's transaction (task
+//! (`/api/v1/artifacts/:id/content`). `ControlPlane::add_artifact` stores
+//! one; `insert_artifact` does it inside a caller's transaction (task
 //! completion attaches artifacts that way).
 
 mod artifacts;

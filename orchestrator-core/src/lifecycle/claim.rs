@@ -1,4 +1,4 @@
-//! The claim engine (decisions §5).
+//! The claim engine.
 //!
 //! A claim is one `UPDATE ... WHERE id = COALESCE((candidate preferring
 //! the agent), (candidate preferring its worker), (general candidate))

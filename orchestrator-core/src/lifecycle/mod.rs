@@ -1,14 +1,14 @@
 //! A task's moves through its state machine and what each sets off.
 //!
 //! [`crate::tasks`] owns the task record; this layer moves it: the claim
-//! engine ([`claim`]), the holder's start, complete and fail ([`holder`]) and
-//! the operator's actions ([`operator`]). Every move runs in one transaction
+//! engine (`claim`), the holder's start, complete and fail (`holder`) and
+//! the operator's actions (`operator`). Every move runs in one transaction
 //! that reads the task (locked on PostgreSQL, on the one writer connection on
 //! SQLite), asks [`crate::tasks::state::transition`] where it goes, writes the
 //! row, the `task.state_changed` event(s) and the workflow consequences through
-//! one function, [`crate::workflows::after_task_change`].
+//! one function, `crate::workflows::after_task_change`.
 //!
-//! Who may act (decisions §3): see [`crate::tasks::acting`]. Start and
+//! Who may act: see `crate::tasks::acting`. Start and
 //! complete need the assignee (or its worker), else 403; fail also accepts
 //! admin scope; the operator operations need admin scope, enforced by the
 //! route table.

@@ -1,10 +1,10 @@
-//! Logs: the structured execution log. One file per part: [`ingest`],
-//! [`query`], [`filter`], [`rows`], [`cursor`], [`stats`].
+//! Logs: the structured execution log. One file per part: `ingest`,
+//! `query`, `filter`, `rows`, `cursor`, `stats`.
 //!
-//! Runtimes ingest rows in batches ([`ControlPlane::ingest_logs`], one
+//! Runtimes ingest rows in batches (`ControlPlane::ingest_logs`, one
 //! multi-row INSERT per batch inside one transaction: all or nothing); the
 //! platform writes its own rows (source `platform`) through
-//! [`write_platform_log`] inside the transaction of the operation it
+//! `write_platform_log` inside the transaction of the operation it
 //! describes (auth events today, task lifecycle operations when tasks land).
 //!
 //! ## Keyset order and cursors

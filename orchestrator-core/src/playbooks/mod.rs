@@ -12,9 +12,9 @@
 //! family's current revision. Editing an archived playbook is a conflict
 //! (unarchive it first).
 //!
-//! For other modules: [`find_revision`] reads one revision by id (what a
-//! workflow stores), [`find_current`] the current revision of the family any
-//! id belongs to. [`workflow_references`] and [`delete_family_workflows`] are
+//! For other modules: `find_revision` reads one revision by id (what a
+//! workflow stores), `find_current` the current revision of the family any
+//! id belongs to. `workflow_references` and `delete_family_workflows` are
 //! the hooks the workflows module fills in.
 
 mod operations;

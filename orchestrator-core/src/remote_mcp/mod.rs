@@ -1,9 +1,9 @@
-//! Remote MCP servers (admin, decisions §9): create and replace verify the
+//! Remote MCP servers (admin): create and replace verify the
 //! server with the official MCP SDK before storing anything; reverify
 //! records the outcome on the stored server. Secret parameter values are
 //! sealed at rest and read back masked; the only way out in clear is claim
 //! credentials, to the assignee of a claimed task ([`crate::tasks`] asks
-//! [`ControlPlane::mcp_claim_values`]).
+//! `ControlPlane::mcp_claim_values`).
 //!
 //! Every write records a `remote_mcp_server.*` event (`created`, `updated`,
 //! `verified`, `deleted`) naming the server, never a parameter value.

@@ -3,13 +3,13 @@
 //!
 //! Repository code is written once. A repository function takes
 //! `&mut impl Access` (a [`Tx`] for writes, a [`Conn`] for reads) and runs its
-//! query through [`on_db!`], which expands the same expression once per
+//! query through `on_db!`, which expands the same expression once per
 //! backend so each copy is type-checked against its own driver. SQL text uses
 //! `$1`-style parameters, which both drivers accept; where the dialects really
 //! differ, the `sqlite:` / `postgres:` form of the macro takes two bodies.
 //!
 //! Writes go through a few dedicated writer connections with group commit
-//! ([`group_commit`]): a request's [`Tx`] is a savepoint inside its writer's
+//! (`group_commit`): a request's [`Tx`] is a savepoint inside its writer's
 //! open batch, and one commit answers every request of the batch. SQLite
 //! allows one writer, so it has exactly one (in-process writers queue instead
 //! of failing with `SQLITE_BUSY`) and reads go through a separate pool, with
@@ -133,7 +133,7 @@ pub struct StoreOptions {
 /// trades that for throughput where requests rarely touch the same rows.
 pub const DEFAULT_PG_WRITERS: u32 = 1;
 
-/// PostgreSQL writers for log ingest ([`Store::begin_append`]), beside the
+/// PostgreSQL writers for log ingest (`Store::begin_append`), beside the
 /// others. An ingest batch only inserts `logs` rows, which have no foreign
 /// keys and no unique key but their generated id, so its transaction takes
 /// no lock another one waits for: several can run at once without the
@@ -338,7 +338,7 @@ impl Store {
     }
 
     /// Starts a write transaction: a savepoint in the open batch of one of
-    /// the writers ([`group_commit`]). Waits while every writer is busy.
+    /// the writers (`group_commit`). Waits while every writer is busy.
     pub async fn begin(&self) -> Result<Tx> {
         self.begin_turn(true).await
     }
@@ -508,7 +508,7 @@ impl Store {
     }
 }
 
-/// A borrowed connection of either backend; what [`on_db!`] matches on.
+/// A borrowed connection of either backend; what `on_db!` matches on.
 pub enum Db<'c> {
     Sqlite(&'c mut SqliteConnection),
     Postgres(&'c mut PgConnection),
@@ -527,7 +527,7 @@ type Buses = (
     Option<Arc<PgNotifier>>,
 );
 
-/// A write transaction: a savepoint in a writer's batch ([`group_commit`]).
+/// A write transaction: a savepoint in a writer's batch (`group_commit`).
 /// Dropping it without [`Tx::commit`] rolls the savepoint back, and the
 /// events it recorded are never published.
 pub struct Tx {
@@ -577,7 +577,7 @@ impl Tx {
     /// Commits: returns once the batch holding this transaction has
     /// committed, after its events were published. On PostgreSQL a batch
     /// that wrote events or log rows then has a NOTIFY sent (by
-    /// [`PgNotifier`], after the commit, never inside the transaction), which
+    /// `PgNotifier`, after the commit, never inside the transaction), which
     /// wakes every replica's listener.
     pub async fn commit(self) -> Result<()> {
         self.turn
@@ -612,7 +612,7 @@ pub struct WriteBatches {
     pub batches: u64,
     /// Write requests those commits carried.
     pub requests: u64,
-    /// Combined statements run (PostgreSQL, [`combine`]): one statement for
+    /// Combined statements run (PostgreSQL, `combine`): one statement for
     /// the starts, or the completions, that were waiting for the writer.
     pub combined_statements: u64,
     /// Requests those statements served (divided by `combined_statements`:

@@ -1,4 +1,4 @@
-//! Who is acting on a task (decisions §3): credentials bound to an agent (or
+//! Who is acting on a task: credentials bound to an agent (or
 //! a worker) act as that agent (or that worker's agents); unbound credentials
 //! name the agent in the body.
 

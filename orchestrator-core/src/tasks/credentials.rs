@@ -1,4 +1,4 @@
-//! Claim credentials (decisions §9): a claimed task lists opaque handles
+//! Claim credentials: a claimed task lists opaque handles
 //! for the secrets its runtime needs (the tenant's LLM key and extra
 //! headers, and one per remote MCP server enabled for the agent); its
 //! current assignee trades them for the values with
@@ -180,7 +180,7 @@ impl ControlPlane {
             .put_inputs(tenant_id, generation, CredentialInputs { llm, servers }))
     }
 
-    /// `POST /tasks/:id/claim-credentials` (decisions §9): no handle 400;
+    /// `POST /tasks/:id/claim-credentials`: no handle 400;
     /// not the task's assignee 403; the task no longer held 409; a handle
     /// not issued for this task and field, or for an earlier claim, 404.
     /// Answers `{llm_api_key?, llm_extra_headers?, mcp_claim_values}` and

@@ -1,8 +1,8 @@
 //! Tasks: the record an agent claims and completes.
 //!
-//! This module owns the task itself: its row ([`rows`]), its state machine
-//! ([`state`], one `transition` function), creation ([`create`]), reads
-//! ([`read`]), handoffs, artifacts and claim credentials. It never reaches
+//! This module owns the task itself: its row (`rows`), its state machine
+//! ([`state`], one `transition` function), creation (`create`), reads
+//! (`read`), handoffs, artifacts and claim credentials. It never reaches
 //! into workflows: what moves a task and what that sets off in its workflow
 //! (claims, start/complete/fail, operator actions) lives one layer up, in
 //! [`crate::lifecycle`]; workflows build on this module for the tasks they
@@ -20,7 +20,7 @@ pub mod state;
 
 pub(crate) use rows::{TaskRow, task_columns};
 
-/// Default and bounds of `timeout_minutes` (decisions §8).
+/// Default and bounds of `timeout_minutes`.
 pub const DEFAULT_TIMEOUT_MINUTES: i64 = 180;
 
 pub const MAX_TIMEOUT_MINUTES: i64 = 240;

@@ -1,4 +1,4 @@
-//! The task state machine of decisions §4, in one place.
+//! The task state machine, in one place.
 //!
 //! Every task operation asks [`transition`] where the task goes from its
 //! current state; anything not in the table is

@@ -1,5 +1,5 @@
 //! `GET /workflows/:id/events`: the workflow's events, oldest first, after
-//! a cursor (decisions §7). `types` is a comma-separated list (or one
+//! a cursor. `types` is a comma-separated list (or one
 //! `event_type`); `work_item_id`, `stage_name`, `activation_id` and
 //! `gate_id` match the same keys in the event's data. `limit` defaults to 50
 //! and is clamped to 1..=500.

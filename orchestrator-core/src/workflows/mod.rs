@@ -1,11 +1,11 @@
 //! Workflows: launch, reads, redrives, pause/resume/cancel, the derived
-//! workflow state, stages, work items, activations and the event feed
-//! (decisions §6, §7). One file per part: [`rows`], [`state`], [`launch`],
-//! [`read`], [`actions`], [`progress`], [`settle`], [`context`], [`activations`],
-//! [`work_items`], [`feed`], [`operations`].
+//! workflow state, stages, work items, activations and the event feed.
+//! One file per part: `rows`, [`state`], `launch`,
+//! `read`, `actions`, `progress`, `settle`, `context`, `activations`,
+//! `work_items`, `feed`, [`operations`].
 //!
 //! The derived state is computed in the transaction of the task change that
-//! causes it ([`after_task_change`]): `pending → in_progress` when any task is
+//! causes it (`after_task_change`): `pending → in_progress` when any task is
 //! claimed; `completed` (lifecycle `planned` only) when the workflow has at
 //! least one task, every task is completed or cancelled and every work item is
 //! done; `failed` when a task fails with no retry left and nothing else is

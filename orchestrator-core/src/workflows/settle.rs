@@ -1,5 +1,5 @@
 //! Settling a workflow: completes or fails it when its tasks and work items
-//! say so (decisions §6). Called after a task's terminal change and after a
+//! say so. Called after a task's terminal change and after a
 //! work item is closed by hand.
 
 use crate::api::WorkflowState;

@@ -1,4 +1,4 @@
-//! Work items (decisions §6): `POST/GET /workflows/:id/work-items`,
+//! Work items: `POST/GET /workflows/:id/work-items`,
 //! `GET/PATCH /workflows/:id/work-items/:work_item_id`. Columns are
 //! `inbox` (default), `active`, `blocked` and `done`; moving to `done` sets
 //! `completed_at`, moving out clears it. A work item whose stage names a

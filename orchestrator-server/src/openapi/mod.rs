@@ -29,7 +29,7 @@ pub(crate) use builder::document;
 pub(crate) use page::{docs_asset, docs_page};
 
 /// Declares the resource groups: one module each, whose `docs()` describes
-/// its routes. A new resource adds its file and one line to [`groups!`] below.
+/// its routes. A new resource adds its file and one line to `groups!` below.
 macro_rules! groups {
     ($($group:ident),* $(,)?) => {
         $(mod $group;)*

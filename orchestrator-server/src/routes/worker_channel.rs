@@ -1,4 +1,4 @@
-//! The worker channel (decisions §7): `GET /api/v1/events` with
+//! The worker channel: `GET /api/v1/events` with
 //! `Upgrade: websocket`, authenticated with a worker key
 //! (`Authorization: Bearer`). The frames are [`ServerMessage`] and
 //! [`WorkerMessage`] (protocol in `orchestrator_core::api::worker_channel`).
