@@ -29,6 +29,20 @@ struct Inner {
     credentials: CredentialCache,
     claims: ClaimCache,
     generated_keys: Mutex<Vec<GeneratedBootstrapKey>>,
+    /// Whether the webhook wake-ups ([`crate::webhooks`]) run.
+    webhook_wakeups: std::sync::atomic::AtomicBool,
+}
+
+/// A handle that does not keep the control plane alive, for tasks that must
+/// end with it.
+#[derive(Clone)]
+pub(crate) struct WeakControlPlane(std::sync::Weak<Inner>);
+
+impl WeakControlPlane {
+    /// The control plane, while it lives.
+    pub(crate) fn upgrade(&self) -> Option<ControlPlane> {
+        self.0.upgrade().map(|inner| ControlPlane { inner })
+    }
 }
 
 impl std::fmt::Debug for ControlPlane {
@@ -78,8 +92,22 @@ impl ControlPlane {
                 credentials: CredentialCache::default(),
                 claims: ClaimCache::default(),
                 generated_keys: Mutex::new(Vec::new()),
+                webhook_wakeups: Default::default(),
             }),
         }
+    }
+
+    /// A handle that does not keep this one alive.
+    pub(crate) fn downgrade(&self) -> WeakControlPlane {
+        WeakControlPlane(Arc::downgrade(&self.inner))
+    }
+
+    /// `true` the first time it is called (the webhook wake-ups start then).
+    pub(crate) fn webhook_wakeups_started(&self) -> bool {
+        !self
+            .inner
+            .webhook_wakeups
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Remembers a key this start generated, to be shown once.

@@ -83,6 +83,10 @@ pub mod tasks;
 #[cfg(feature = "store")]
 pub mod tenants;
 #[cfg(feature = "store")]
+mod webhook_outbox;
+#[cfg(feature = "store")]
+pub mod webhooks;
+#[cfg(feature = "store")]
 pub mod workers;
 #[cfg(feature = "store")]
 pub mod workflows;
