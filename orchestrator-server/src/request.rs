@@ -128,6 +128,10 @@ impl Req {
         Reply::data(StatusCode::CREATED, &self.request_id, data)
     }
 
+    pub fn accepted<T: Serialize>(&self, data: &T) -> Reply {
+        Reply::data(StatusCode::ACCEPTED, &self.request_id, data)
+    }
+
     pub fn page<T: Serialize>(&self, page: &Page<T>) -> Reply {
         Reply::page(&self.request_id, page)
     }

@@ -98,6 +98,14 @@ pub struct WebhookWithSecret {
     pub secret: String,
 }
 
+/// `DELETE /webhooks/:id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DeletedWebhook {
+    pub id: Uuid,
+    pub deleted: bool,
+}
+
 wire_enum!(
     /// Where one delivery attempt stands.
     DeliveryStatus {

@@ -8,7 +8,7 @@ use super::rows::{
 };
 use super::sign::new_secret;
 use crate::api::{
-    CreateWebhook, DeliveryFilter, DeliveryStatus, Page, PageRequest, UpdateWebhook, Webhook,
+    CreateWebhook, DeletedWebhook, DeliveryFilter, DeliveryStatus, Page, PageRequest, UpdateWebhook, Webhook,
     WebhookDelivery, WebhookWithSecret,
 };
 use crate::caller::Caller;
@@ -200,7 +200,7 @@ impl ControlPlane {
     }
 
     /// `DELETE /webhooks/:id`: its deliveries go with it.
-    pub async fn delete_webhook(&self, caller: &Caller, id: Uuid) -> Result<Webhook> {
+    pub async fn delete_webhook(&self, caller: &Caller, id: Uuid) -> Result<DeletedWebhook> {
         let mut tx = self.store().begin().await?;
         let row = require_webhook(&mut tx, caller.tenant_id, id).await?;
         on_db!(&mut tx, c => sqlx::query("DELETE FROM webhooks WHERE id = $1")
@@ -210,7 +210,7 @@ impl ControlPlane {
             .map(|_| ()))?;
         record(&mut tx, caller, "webhook.deleted", &row).await?;
         tx.commit().await?;
-        Ok(row.to_api(self.now().as_datetime()))
+        Ok(DeletedWebhook { id, deleted: true })
     }
 
     /// `POST /webhooks/:id/rotate-secret`: a new secret, shown once; the

@@ -21,6 +21,7 @@ mod remote_mcp;
 mod settings;
 mod tasks;
 mod tenants;
+mod webhooks;
 mod worker_channel;
 mod workflows;
 mod workspaces;
@@ -679,6 +680,31 @@ pub(crate) fn table() -> Vec<Route> {
             M::GET,
             "/api/v1/remote-mcp-servers/oauth/callback",
             remote_mcp::oauth_callback,
+        ),
+        // Outbound webhooks (issue 32)
+        Route::scoped(M::GET, "/api/v1/webhooks", Admin, webhooks::list),
+        Route::scoped(M::POST, "/api/v1/webhooks", Admin, webhooks::create),
+        Route::scoped(M::GET, "/api/v1/webhooks/{id}", Admin, webhooks::get),
+        Route::scoped(M::PATCH, "/api/v1/webhooks/{id}", Admin, webhooks::update),
+        Route::scoped(M::DELETE, "/api/v1/webhooks/{id}", Admin, webhooks::delete),
+        Route::scoped(
+            M::POST,
+            "/api/v1/webhooks/{id}/rotate-secret",
+            Admin,
+            webhooks::rotate_secret,
+        ),
+        Route::scoped(M::POST, "/api/v1/webhooks/{id}/test", Admin, webhooks::test),
+        Route::scoped(
+            M::GET,
+            "/api/v1/webhooks/{id}/deliveries",
+            Admin,
+            webhooks::deliveries,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+            Admin,
+            webhooks::redeliver,
         ),
         // The operator dashboard (embedded assets; client-side routes under /ui)
         Route::public(M::GET, "/", crate::dashboard::index).unlimited(),
