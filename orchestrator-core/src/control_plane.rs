@@ -7,13 +7,15 @@
 //! (migrations, the default tenant, bootstrap keys) live in
 //! [`crate::startup`].
 
-use crate::api::Scope;
+use crate::api::{Scope, Timestamp};
 use crate::claim_cache::ClaimCache;
+use crate::clock::Clock;
 use crate::config::CoreConfig;
 use crate::credential_cache::CredentialCache;
 use crate::error::Result;
 use crate::secrets::Secrets;
 use crate::store::Store;
+use crate::wakeup::Wakeup;
 use std::sync::{Arc, Mutex};
 
 /// The control plane: cheap to clone, safe to share between tasks.
@@ -29,8 +31,9 @@ struct Inner {
     credentials: CredentialCache,
     claims: ClaimCache,
     generated_keys: Mutex<Vec<GeneratedBootstrapKey>>,
-    /// Whether the webhook wake-ups ([`crate::webhooks`]) run.
-    webhook_wakeups: std::sync::atomic::AtomicBool,
+    background: Wakeup,
+    /// What the webhook wake-ups match events against ([`crate::webhooks`]).
+    webhook_filters: crate::webhook_outbox::Filters,
 }
 
 /// A handle that does not keep the control plane alive, for tasks that must
@@ -69,6 +72,21 @@ impl ControlPlane {
         &self.inner.config
     }
 
+    /// The clock every operation reads "now" from.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.config.clock
+    }
+
+    /// Now, by [`ControlPlane::clock`], in the wire's milliseconds.
+    pub fn now(&self) -> Timestamp {
+        Timestamp::from(self.inner.config.clock.now())
+    }
+
+    /// The background runner's wake-up (see [`crate::background`]).
+    pub(crate) fn background_wakeup(&self) -> &Wakeup {
+        &self.inner.background
+    }
+
     pub(crate) fn secrets(&self) -> &Secrets {
         &self.inner.secrets
     }
@@ -92,7 +110,8 @@ impl ControlPlane {
                 credentials: CredentialCache::default(),
                 claims: ClaimCache::default(),
                 generated_keys: Mutex::new(Vec::new()),
-                webhook_wakeups: Default::default(),
+                background: Wakeup::default(),
+                webhook_filters: Default::default(),
             }),
         }
     }
@@ -102,12 +121,9 @@ impl ControlPlane {
         WeakControlPlane(Arc::downgrade(&self.inner))
     }
 
-    /// `true` the first time it is called (the webhook wake-ups start then).
-    pub(crate) fn webhook_wakeups_started(&self) -> bool {
-        !self
-            .inner
-            .webhook_wakeups
-            .swap(true, std::sync::atomic::Ordering::SeqCst)
+    /// The webhooks this replica knows of, for its wake-ups.
+    pub(crate) fn webhook_filters(&self) -> &crate::webhook_outbox::Filters {
+        &self.inner.webhook_filters
     }
 
     /// Remembers a key this start generated, to be shown once.

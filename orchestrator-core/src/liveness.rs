@@ -1,6 +1,6 @@
-//! Liveness and timeouts (decisions §4), run periodically by the server
+//! Liveness and timeouts (decisions §4), run by the background runner
 //! ([`ControlPlane::sweep_liveness`], every
-//! [`crate::CoreConfig::liveness_interval`]):
+//! [`crate::CoreConfig::liveness_interval`]; see [`crate::background`]):
 //!
 //! - an active agent with no heartbeat for 2 x its interval becomes
 //!   `inactive`; an online worker likewise becomes `offline`;
@@ -14,7 +14,7 @@
 //! Each change is its own transaction with its events, acted by the
 //! `system` owner.
 
-use crate::api::{Scope, TaskError, TaskState, Timestamp};
+use crate::api::{Scope, TaskError, TaskState};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
@@ -50,7 +50,7 @@ impl ControlPlane {
     /// One liveness and timeout sweep (see the module docs).
     pub async fn sweep_liveness(&self) -> Result<Swept> {
         let mut swept = Swept::default();
-        let now = Utc::now();
+        let now = self.clock().now();
         let grace =
             Duration::from_std(self.config().liveness_grace).unwrap_or(Duration::seconds(60));
 
@@ -156,7 +156,7 @@ impl ControlPlane {
         };
         let to = transition(op, from)?;
         let before = row.clone();
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let (category, message) = if timeout {
             (
                 "timeout",

@@ -43,6 +43,54 @@ pub(crate) fn webhooks_may_exist() -> bool {
     WEBHOOKS_MAY_EXIST.load(Ordering::SeqCst)
 }
 
+/// The enabled webhooks' filters as this replica last read them (every
+/// delivery job run, and after each local webhook write): committed events
+/// are matched against them to wake the background runner only for an
+/// event that has deliveries ([`crate::webhooks`]). Across tenants, so a
+/// match may be a false "yes", never a false "no" for long.
+#[derive(Debug, Default)]
+pub(crate) struct Filters {
+    started: AtomicBool,
+    list: std::sync::RwLock<Vec<Filter>>,
+}
+
+/// One webhook's `event_types` and `workspace_id`.
+#[derive(Debug, Clone)]
+pub(crate) struct Filter {
+    pub event_types: Vec<String>,
+    pub workspace_id: Option<Uuid>,
+}
+
+impl Filters {
+    /// `true` the first time only (the wake-ups start then).
+    pub(crate) fn start(&self) -> bool {
+        !self.started.swap(true, Ordering::SeqCst)
+    }
+
+    pub(crate) fn set(&self, list: Vec<Filter>) {
+        *self.list.write().unwrap_or_else(|e| e.into_inner()) = list;
+    }
+
+    /// Whether some webhook wants an event of `event_type` in
+    /// `workspace_id` (the SQL of [`matches_sql`], in memory).
+    pub(crate) fn wants(&self, event_type: &str, workspace_id: Option<Uuid>) -> bool {
+        let list = self.list.read().unwrap_or_else(|e| e.into_inner());
+        event_type != TEST_EVENT
+            && list.iter().any(|f| {
+                f.workspace_id.is_none_or(|w| Some(w) == workspace_id)
+                    && f.event_types.iter().any(|p| type_matches(p, event_type))
+            })
+    }
+}
+
+/// Whether `pattern` (an exact type or `prefix.*`) matches `event_type`.
+pub(crate) fn type_matches(pattern: &str, event_type: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) if pattern.ends_with(".*") => event_type.starts_with(prefix),
+        _ => pattern == event_type,
+    }
+}
+
 /// Notes a webhook if the database has one (at start, before any event
 /// write; and by the delivery job, for one created on another replica).
 pub(crate) async fn load_webhook_flag(access: &mut (impl Access + ?Sized)) -> Result<()> {

@@ -16,26 +16,51 @@ mod deliver;
 mod fields;
 mod operations;
 mod rows;
-mod shim;
 mod sign;
 pub mod stats;
 
 pub use stats::{DeliveryStats, Outcome, delivery_stats};
 
 use crate::control_plane::ControlPlane;
-use crate::webhook_outbox::{load_webhook_flag, webhooks_may_exist};
+use crate::error::Result;
+use crate::store::on_db;
+use crate::webhook_outbox::{Filter, note_webhook};
+use sqlx::types::Json;
+use uuid::Uuid;
 
 impl ControlPlane {
-    /// Wakes the background runner when an event commits here while a
-    /// webhook may exist, so the deliveries that event wrote go out at once
-    /// (not at the runner's next safety-net run). Started by the delivery
-    /// job's first run; ends with the control plane.
-    async fn start_webhook_wakeups(&self) -> crate::error::Result<()> {
-        if !webhooks_may_exist() {
-            // Another replica may have created the first one.
-            load_webhook_flag(&mut self.store().read().await?).await?;
+    /// Reads the enabled webhooks' filters for the wake-ups.
+    pub(crate) async fn refresh_webhook_filters(&self) -> Result<()> {
+        let mut conn = self.store().read().await?;
+        let rows: Vec<(Json<Vec<String>>, Option<Uuid>)> = on_db!(&mut conn, c => sqlx::query_as(
+            "SELECT event_types, workspace_id FROM webhooks WHERE enabled = $1"
+        )
+        .bind(true)
+        .fetch_all(c)
+        .await)?;
+        if !rows.is_empty() {
+            // One created on another replica: event writes here carry
+            // deliveries from now on (SQLite has one process anyway).
+            note_webhook();
         }
-        if !self.webhook_wakeups_started() {
+        self.webhook_filters().set(
+            rows.into_iter()
+                .map(|(types, workspace_id)| Filter {
+                    event_types: types.0,
+                    workspace_id,
+                })
+                .collect(),
+        );
+        Ok(())
+    }
+
+    /// Wakes the background runner when an event that some webhook wants
+    /// commits here, so its deliveries go out at once rather than at the
+    /// runner's next safety-net run. Started by the delivery job's first
+    /// run; ends with the control plane.
+    async fn start_webhook_wakeups(&self) -> Result<()> {
+        self.refresh_webhook_filters().await?;
+        if !self.webhook_filters().start() {
             return Ok(());
         }
         let mut bus = self.store().subscribe();
@@ -43,15 +68,18 @@ impl ControlPlane {
         tokio::spawn(async move {
             use tokio::sync::broadcast::error::RecvError;
             loop {
-                match bus.recv().await {
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
+                let event = match bus.recv().await {
+                    Ok(event) => Some(event),
+                    Err(RecvError::Lagged(_)) => None,
                     Err(RecvError::Closed) => break,
-                }
-                if !webhooks_may_exist() {
-                    continue;
-                }
+                };
                 let Some(core) = weak.upgrade() else { break };
-                core.wake_background(core.now().as_datetime());
+                let wanted = event.is_none_or(|e| {
+                    core.webhook_filters().wants(&e.event_type, e.workspace_id)
+                });
+                if wanted {
+                    core.wake_background(core.clock().now());
+                }
             }
         });
         Ok(())

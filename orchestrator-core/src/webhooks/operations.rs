@@ -115,6 +115,7 @@ impl ControlPlane {
         save_webhook(&mut tx, &row).await?;
         record(&mut tx, caller, "webhook.created", &row).await?;
         tx.commit().await?;
+        self.refresh_webhook_filters().await?;
         Ok(WebhookWithSecret {
             webhook: row.to_api(now),
             secret,
@@ -196,6 +197,7 @@ impl ControlPlane {
         save_webhook(&mut tx, &row).await?;
         record(&mut tx, caller, "webhook.updated", &row).await?;
         tx.commit().await?;
+        self.refresh_webhook_filters().await?;
         Ok(row.to_api(now))
     }
 
@@ -210,6 +212,7 @@ impl ControlPlane {
             .map(|_| ()))?;
         record(&mut tx, caller, "webhook.deleted", &row).await?;
         tx.commit().await?;
+        self.refresh_webhook_filters().await?;
         Ok(DeletedWebhook { id, deleted: true })
     }
 
