@@ -185,36 +185,44 @@ pub(crate) async fn sqlite_deliveries(
     .fetch_all(c)
     .await)?;
     for m in matches {
-        insert_delivery(db, m.tenant_id, m.webhook_id, m.event_id, &m.event_type, m.created_at)
-            .await?;
+        insert_delivery(
+            db,
+            (m.tenant_id, m.webhook_id),
+            (m.event_id, &m.event_type),
+            m.created_at,
+            None,
+        )
+        .await?;
     }
     Ok(())
 }
 
 /// Writes the first attempt of a delivery of event `event_id` to
-/// `webhook_id`, due at once; answers the delivery id.
+/// `webhook_id`, due at once, leased until `locked_until` when given (to
+/// the writer, which makes it itself); answers the attempt's row id.
 pub(crate) async fn insert_delivery(
     db: &mut (impl Access + ?Sized),
-    tenant_id: Uuid,
-    webhook_id: Uuid,
-    event_id: i64,
-    event_type: &str,
+    (tenant_id, webhook_id): (Uuid, Uuid),
+    (event_id, event_type): (i64, &str),
     now: DateTime<Utc>,
+    locked_until: Option<DateTime<Utc>>,
 ) -> Result<Uuid> {
-    let id = Uuid::new_v4();
+    let row_id = Uuid::new_v4();
     on_db!(db, c => sqlx::query(
         "INSERT INTO webhook_deliveries (row_id, id, tenant_id, webhook_id, event_id, event_type, \
-         attempt, status, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, 1, 'pending', $7, $7)"
+         attempt, status, next_attempt_at, created_at, locked_until) \
+         VALUES ($1, $2, $3, $4, $5, $6, 1, 'pending', $7, $7, $8)"
     )
+    .bind(row_id)
     .bind(Uuid::new_v4())
-    .bind(id)
     .bind(tenant_id)
     .bind(webhook_id)
     .bind(event_id)
     .bind(event_type)
     .bind(now)
+    .bind(locked_until)
     .execute(c)
     .await
     .map(|_| ()))?;
-    Ok(id)
+    Ok(row_id)
 }

@@ -12,7 +12,7 @@ use orchestrator_client::api::{
     CreateTask, CreateWebhook, DeliveryFilter, DeliveryStatus, EventFilter, UpdateWebhook,
     WebhookDelivery, WebhookWithSecret,
 };
-use orchestrator_core::clock::ManualClock;
+use orchestrator_core::clock::{Clock, ManualClock};
 use orchestrator_server::ServerConfig;
 use orchestrator_tests::TestServer;
 use receiver::{Receiver, verifies};
@@ -407,6 +407,7 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
         let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), url.clone());
         config.core.max_connections = 5;
         config.rate_limit_per_minute = 0;
+        config.core.allow_private_network = true;
         config.core.clock = Arc::new(ManualClock::new(Utc::now() + chrono::Duration::seconds(10)));
         handles.push(orchestrator_server::start(config).await.unwrap());
     }

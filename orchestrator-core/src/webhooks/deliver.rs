@@ -34,7 +34,7 @@ const MAX_ATTEMPTS: i32 = BACKOFF_SECONDS.len() as i32 + 1;
 /// Attempts one claim takes.
 const BATCH: i64 = 32;
 /// How long a claimed attempt is this replica's (well past the timeout).
-const LEASE: chrono::Duration = chrono::Duration::seconds(60);
+pub(super) const LEASE: chrono::Duration = chrono::Duration::seconds(60);
 /// How long one post may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// Most characters of an error kept on the attempt.
@@ -164,29 +164,14 @@ impl ControlPlane {
         next_due(&mut conn).await
     }
 
-    /// Makes pending attempt `delivery_id` of `webhook_id` now, if no
-    /// replica holds it, and answers the attempt as it stands after.
-    pub(super) async fn send_now(
-        &self,
-        tenant_id: Uuid,
-        webhook_id: Uuid,
-        delivery_id: Uuid,
-    ) -> Result<DeliveryRow> {
-        let now = self.now().as_datetime();
-        let attempt =
-            super::rows::latest_attempt(&mut self.store().read().await?, tenant_id, webhook_id, delivery_id)
-                .await?;
-        let claimed = {
-            let mut tx = self.store().begin().await?;
-            let rows = claim(&mut tx, now, now + LEASE, Some(attempt.row_id), 1).await?;
-            tx.commit().await?;
-            rows
-        };
-        if let Some(row) = claimed.into_iter().next() {
-            self.make_attempt(row).await?;
-        }
-        let mut conn = self.store().read().await?;
-        find_attempt(&mut conn, attempt.row_id)
+    /// Makes attempt `row_id`, leased to the caller when it was written,
+    /// now, and answers it as it ended.
+    pub(super) async fn send_leased(&self, row_id: Uuid) -> Result<DeliveryRow> {
+        let row = find_attempt(&mut self.store().read().await?, row_id)
+            .await?
+            .ok_or(Error::not_found("delivery"))?;
+        self.make_attempt(row).await?;
+        find_attempt(&mut self.store().read().await?, row_id)
             .await?
             .ok_or(Error::not_found("delivery"))
     }

@@ -270,17 +270,18 @@ impl ControlPlane {
         );
         event.workspace_id = row.workspace_id;
         let event = events::record_now(&mut tx, caller, caller.tenant_id, event).await?;
-        let delivery = webhook_outbox::insert_delivery(
+        // Leased to this request from the start: the runner never takes it.
+        let lease = now + super::deliver::LEASE;
+        let row_id = webhook_outbox::insert_delivery(
             &mut tx,
-            caller.tenant_id,
-            row.id,
-            event.id,
-            TEST_EVENT,
+            (caller.tenant_id, row.id),
+            (event.id, TEST_EVENT),
             now,
+            Some(lease),
         )
         .await?;
         tx.commit().await?;
-        let attempt = self.send_now(caller.tenant_id, id, delivery).await?;
+        let attempt = self.send_leased(row_id).await?;
         Ok(attempt.to_api())
     }
 

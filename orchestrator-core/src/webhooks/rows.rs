@@ -199,7 +199,9 @@ pub(crate) async fn insert_attempt(
         last_error: None,
         next_attempt_at: due,
         locked_until: None,
-        created_at: now,
+        // Never before the attempt it follows, so the log's order (newest
+        // first) holds even when the event's time came from another clock.
+        created_at: now.max(previous.created_at),
         delivered_at: None,
         ..previous.clone()
     };
