@@ -94,7 +94,7 @@ pub(crate) fn type_matches(pattern: &str, event_type: &str) -> bool {
 /// Notes a webhook if the database has one (at start, before any event
 /// write; and by the delivery job, for one created on another replica).
 pub(crate) async fn load_webhook_flag(access: &mut (impl Access + ?Sized)) -> Result<()> {
-    let found: Option<(i64,)> = on_db!(access, c => sqlx::query_as("SELECT 1 FROM webhooks LIMIT 1")
+    let found: Option<(i32,)> = on_db!(access, c => sqlx::query_as("SELECT 1 FROM webhooks LIMIT 1")
         .fetch_optional(c)
         .await)?;
     if found.is_some() {

@@ -383,7 +383,9 @@ async fn bad_webhook_bodies_are_refused() {
 #[tokio::test]
 async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
     const EVENTS: usize = 200;
-    let mut first = TestServer::start().await;
+    // The first server's clock stands still: no retry falls due on it.
+    let t0 = Utc::now();
+    let mut first = TestServer::start_with(move |c| c.core.clock = Arc::new(ManualClock::new(t0))).await;
     let admin = first.admin();
     let receiver = Receiver::start(&[], 503).await;
     let hook = webhook(&admin, &receiver.url, &["task.created"], None).await;
@@ -408,7 +410,7 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
         config.core.max_connections = 5;
         config.rate_limit_per_minute = 0;
         config.core.allow_private_network = true;
-        config.core.clock = Arc::new(ManualClock::new(Utc::now() + chrono::Duration::seconds(10)));
+        config.core.clock = Arc::new(ManualClock::new(t0 + chrono::Duration::seconds(10)));
         handles.push(orchestrator_server::start(config).await.unwrap());
     }
     let admin = Client::new(format!("http://{}", handles[0].local_addr()))
