@@ -2,7 +2,7 @@
 //! delivery log, redeliver and test sends. The secret is in the answers of
 //! [`Webhooks::create`] and [`Webhooks::rotate_secret`] only.
 
-use crate::client::{Client, M};
+use crate::client::{Client, M, page_query};
 use crate::error::Result;
 use orchestrator_core::api::{
     CreateWebhook, DeletedWebhook, DeliveryFilter, Page, PageRequest, UpdateWebhook, Webhook,
@@ -33,7 +33,7 @@ impl Webhooks<'_> {
             .page(
                 self.client
                     .request(M::GET, "/api/v1/webhooks")
-                    .query(&crate::client::page_query(page)),
+                    .query(&page_query(page)),
             )
             .await
     }

@@ -58,6 +58,11 @@ const JOBS: &[Job] = &[
         run: |core| Box::pin(core.webhook_delivery_job()),
     },
     Job {
+        name: "bulk actions",
+        woken: true,
+        run: |core| Box::pin(core.bulk_action_job()),
+    },
+    Job {
         name: "retention",
         woken: false,
         run: |core| Box::pin(core.retention_job()),

@@ -37,6 +37,8 @@ pub mod auth;
 #[cfg(feature = "store")]
 pub mod background;
 #[cfg(feature = "store")]
+pub mod bulk;
+#[cfg(feature = "store")]
 pub mod caller;
 #[cfg(feature = "store")]
 pub mod catalog;

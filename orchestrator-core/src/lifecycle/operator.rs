@@ -8,6 +8,7 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{Storage, begin_write};
+use crate::store::Tx;
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use serde_json::{Value, json};
@@ -74,7 +75,35 @@ impl ControlPlane {
             ),
             _ => begin_write!(self, caller, "tasks.cancel", request, Storage::Plain),
         };
-        let tx = &mut write.tx;
+        let row = apply_task_op(
+            &mut write.tx,
+            caller,
+            id,
+            op,
+            &request,
+            (reason, feedback, instructions),
+        )
+        .await?;
+        let task = row.to_api()?;
+        write.finish(task).await
+    }
+}
+
+/// `reason`, `feedback` and `instructions` of an operator action, checked.
+type ActionTexts = (Option<String>, Option<String>, Option<String>);
+
+/// One operator transition of task `id` inside `tx`: the row, its event
+/// (with `reason`, or the operation's name) and the workflow consequences.
+/// The single-task routes and bulk actions ([`crate::bulk`]) both go
+/// through it. A transition that does not apply fails before any write.
+pub(crate) async fn apply_task_op(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: Uuid,
+    op: TaskOp,
+    request: &TaskAction,
+    (reason, feedback, instructions): ActionTexts,
+) -> Result<TaskRow> {
         let mut row = find_for_update(tx, caller.tenant_id, id).await?;
         let from = row.state()?;
         let to = transition(op, from)?;
@@ -135,7 +164,5 @@ impl ControlPlane {
         let why = reason.clone().unwrap_or_else(|| op.name().to_owned());
         record_change(tx, caller, &before, op, (from, to), &why).await?;
         crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
-        let task = row.to_api()?;
-        write.finish(task).await
-    }
+    Ok(row)
 }

@@ -97,6 +97,9 @@ pub(super) fn ok<T: JsonSchema>() -> Success {
 pub(super) fn created<T: JsonSchema>() -> Success {
     Success::Data(StatusCode::CREATED, schema::<T>)
 }
+pub(super) fn accepted<T: JsonSchema>() -> Success {
+    Success::Data(StatusCode::ACCEPTED, schema::<T>)
+}
 pub(super) fn page<T: JsonSchema>() -> Success {
     Success::Page(schema::<T>)
 }

@@ -10,6 +10,7 @@ mod acp;
 mod agents;
 mod api_keys;
 mod auth;
+mod bulk_actions;
 mod catalog;
 mod environments;
 mod events;
@@ -680,6 +681,16 @@ pub(crate) fn table() -> Vec<Route> {
             M::GET,
             "/api/v1/remote-mcp-servers/oauth/callback",
             remote_mcp::oauth_callback,
+        ),
+        // Bulk actions (issue 32)
+        Route::scoped(M::GET, "/api/v1/bulk-actions", Admin, bulk_actions::list),
+        Route::scoped(M::POST, "/api/v1/bulk-actions", Admin, bulk_actions::create),
+        Route::scoped(M::GET, "/api/v1/bulk-actions/{id}", Admin, bulk_actions::get),
+        Route::scoped(
+            M::POST,
+            "/api/v1/bulk-actions/{id}/cancel",
+            Admin,
+            bulk_actions::cancel,
         ),
         // Outbound webhooks (issue 32)
         Route::scoped(M::GET, "/api/v1/webhooks", Admin, webhooks::list),
