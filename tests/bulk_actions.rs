@@ -4,11 +4,11 @@
 
 use chrono::Utc;
 use futures_util::future::join_all;
-use orchestrator_client::{Client, TaskOperation};
 use orchestrator_client::api::{
     BulkAction, BulkActionKind, BulkFilter, BulkStatus, BulkTarget, CreateBulkAction, CreateTask,
     EventFilter, PageRequest, TaskAction, TaskFilter, TaskState,
 };
+use orchestrator_client::{Client, TaskOperation};
 use orchestrator_core::clock::ManualClock;
 use orchestrator_server::ServerConfig;
 use orchestrator_tests::TestServer;
@@ -103,7 +103,11 @@ async fn events_with_reason(client: &Client, reason: &str) -> usize {
             })
             .await
             .unwrap();
-        n += page.items.iter().filter(|e| e.data["reason"] == reason).count();
+        n += page
+            .items
+            .iter()
+            .filter(|e| e.data["reason"] == reason)
+            .count();
         if !page.has_more {
             return n;
         }
@@ -117,26 +121,49 @@ async fn a_dry_run_counts_and_bad_bodies_are_refused() {
     let server = TestServer::start().await;
     let admin = server.admin();
     let ids = tasks(&admin, "analysis", 30).await;
-    let mut request = by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("analysis"));
+    let mut request = by_filter(
+        BulkTarget::Tasks,
+        BulkActionKind::Cancel,
+        of_type("analysis"),
+    );
     request.dry_run = Some(true);
     let dry = admin.bulk_actions().create(&request).await.unwrap();
     assert!(dry.dry_run);
     assert_eq!(dry.status, BulkStatus::Completed);
     assert_eq!((dry.counts.matched, dry.counts.succeeded), (30, 0));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(count_tasks(&admin, "analysis", TaskState::Pending).await, 30);
+    assert_eq!(
+        count_tasks(&admin, "analysis", TaskState::Pending).await,
+        30
+    );
 
     let both = CreateBulkAction {
         ids: Some(ids.clone()),
-        ..by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("analysis"))
+        ..by_filter(
+            BulkTarget::Tasks,
+            BulkActionKind::Cancel,
+            of_type("analysis"),
+        )
     };
-    let empty = by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, BulkFilter::default());
+    let empty = by_filter(
+        BulkTarget::Tasks,
+        BulkActionKind::Cancel,
+        BulkFilter::default(),
+    );
     let neither = CreateBulkAction {
         filter: None,
         ..empty.clone()
     };
-    let wrong = by_filter(BulkTarget::Workflows, BulkActionKind::Retry, of_type("analysis"));
-    let reschedule = by_filter(BulkTarget::Tasks, BulkActionKind::Reschedule, of_type("analysis"));
+    let wrong = by_filter(
+        BulkTarget::Workflows,
+        BulkActionKind::Retry,
+        of_type("analysis"),
+    );
+    let reschedule = by_filter(
+        BulkTarget::Tasks,
+        BulkActionKind::Reschedule,
+        of_type("analysis"),
+    );
     for request in [both, empty, neither, wrong, reschedule] {
         let error = admin.bulk_actions().create(&request).await.unwrap_err();
         assert_eq!(error.status(), Some(400), "{request:?}");
@@ -144,9 +171,21 @@ async fn a_dry_run_counts_and_bad_bodies_are_refused() {
     let unknown = CreateBulkAction {
         ids: Some(vec![ids[0], Uuid::new_v4()]),
         filter: None,
-        ..by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, BulkFilter::default())
+        ..by_filter(
+            BulkTarget::Tasks,
+            BulkActionKind::Cancel,
+            BulkFilter::default(),
+        )
     };
-    assert_eq!(admin.bulk_actions().create(&unknown).await.unwrap_err().status(), Some(404));
+    assert_eq!(
+        admin
+            .bulk_actions()
+            .create(&unknown)
+            .await
+            .unwrap_err()
+            .status(),
+        Some(404)
+    );
     let http = server.http();
     let answer = http
         .post(server.at("/api/v1/bulk-actions"))
@@ -156,7 +195,15 @@ async fn a_dry_run_counts_and_bad_bodies_are_refused() {
         .await
         .unwrap();
     assert_eq!(answer.status(), 422);
-    assert_eq!(admin.bulk_actions().list(Default::default()).await.unwrap().total, 1);
+    assert_eq!(
+        admin
+            .bulk_actions()
+            .list(Default::default())
+            .await
+            .unwrap()
+            .total,
+        1
+    );
     // By ids: two tasks, one already cancelled (skipped).
     admin
         .tasks()
@@ -166,13 +213,22 @@ async fn a_dry_run_counts_and_bad_bodies_are_refused() {
     let by_ids = CreateBulkAction {
         ids: Some(vec![ids[0], ids[1], ids[0]]),
         filter: None,
-        ..by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, BulkFilter::default())
+        ..by_filter(
+            BulkTarget::Tasks,
+            BulkActionKind::Cancel,
+            BulkFilter::default(),
+        )
     };
     let created = admin.bulk_actions().create(&by_ids).await.unwrap();
     let done = finished(&admin, created.id).await;
     assert_eq!(done.status, BulkStatus::Completed);
     assert_eq!(
-        (done.counts.matched, done.counts.succeeded, done.counts.skipped, done.counts.failed),
+        (
+            done.counts.matched,
+            done.counts.succeeded,
+            done.counts.skipped,
+            done.counts.failed
+        ),
         (2, 1, 1, 0)
     );
 }
@@ -187,15 +243,24 @@ async fn cancelling_two_thousand_tasks_by_filter_counts_right() {
     let ids = tasks(&admin, "code", N).await;
     tasks(&admin, "test", 5).await;
     for id in &ids[..10] {
-        admin.tasks().act(*id, TaskOperation::Cancel, &TaskAction::default()).await.unwrap();
+        admin
+            .tasks()
+            .act(*id, TaskOperation::Cancel, &TaskAction::default())
+            .await
+            .unwrap();
     }
     let created = admin
         .bulk_actions()
-        .create(&by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("code")))
+        .create(&by_filter(
+            BulkTarget::Tasks,
+            BulkActionKind::Cancel,
+            of_type("code"),
+        ))
         .await
         .unwrap();
     assert_eq!(created.status, BulkStatus::Running);
     assert_eq!(created.counts.matched, N as u64);
+    assert!(server.metric("orch_bulk_actions_running").await.is_some());
     // Counts only grow.
     let mut last = 0;
     let done = loop {
@@ -211,10 +276,18 @@ async fn cancelling_two_thousand_tasks_by_filter_counts_right() {
     assert_eq!(done.status, BulkStatus::Completed);
     assert!(done.finished_at.is_some());
     assert_eq!(
-        (done.counts.matched, done.counts.succeeded, done.counts.skipped, done.counts.failed),
+        (
+            done.counts.matched,
+            done.counts.succeeded,
+            done.counts.skipped,
+            done.counts.failed
+        ),
         (N as u64, N as u64 - 10, 10, 0)
     );
-    assert_eq!(count_tasks(&admin, "code", TaskState::Cancelled).await, N as u64);
+    assert_eq!(
+        count_tasks(&admin, "code", TaskState::Cancelled).await,
+        N as u64
+    );
     assert_eq!(count_tasks(&admin, "test", TaskState::Pending).await, 5);
     let reason = format!("bulk action {}", created.id);
     assert_eq!(events_with_reason(&admin, &reason).await, N - 10);
@@ -234,7 +307,10 @@ async fn cancelling_two_thousand_tasks_by_filter_counts_right() {
         .unwrap();
     let retried = finished(&admin, retried.id).await;
     assert_eq!(retried.counts.succeeded, N as u64);
-    assert_eq!(count_tasks(&admin, "code", TaskState::Pending).await, N as u64 + 5);
+    assert_eq!(
+        count_tasks(&admin, "code", TaskState::Pending).await,
+        N as u64 + 5
+    );
 }
 
 /// A server stopped in the middle: the next one resumes, and the counts
@@ -247,11 +323,23 @@ async fn a_restart_mid_run_resumes_with_the_same_counts() {
     tasks(&admin, "docs", N).await;
     let created = admin
         .bulk_actions()
-        .create(&by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("docs")))
+        .create(&by_filter(
+            BulkTarget::Tasks,
+            BulkActionKind::Cancel,
+            of_type("docs"),
+        ))
         .await
         .unwrap();
     for _ in 0..400 {
-        if admin.bulk_actions().get(created.id).await.unwrap().counts.succeeded > 0 {
+        if admin
+            .bulk_actions()
+            .get(created.id)
+            .await
+            .unwrap()
+            .counts
+            .succeeded
+            > 0
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -271,10 +359,18 @@ async fn a_restart_mid_run_resumes_with_the_same_counts() {
     let done = finished(&admin, created.id).await;
     assert_eq!(done.status, BulkStatus::Completed);
     assert_eq!(
-        (done.counts.matched, done.counts.succeeded, done.counts.skipped, done.counts.failed),
+        (
+            done.counts.matched,
+            done.counts.succeeded,
+            done.counts.skipped,
+            done.counts.failed
+        ),
         (N as u64, N as u64, 0, 0)
     );
-    assert_eq!(count_tasks(&admin, "docs", TaskState::Cancelled).await, N as u64);
+    assert_eq!(
+        count_tasks(&admin, "docs", TaskState::Cancelled).await,
+        N as u64
+    );
     let reason = format!("bulk action {}", created.id);
     assert_eq!(events_with_reason(&admin, &reason).await, N);
     second.shutdown().await;
@@ -290,7 +386,11 @@ async fn cancelling_the_action_stops_the_rest() {
     tasks(&admin, "assessment", N).await;
     let created = admin
         .bulk_actions()
-        .create(&by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("assessment")))
+        .create(&by_filter(
+            BulkTarget::Tasks,
+            BulkActionKind::Cancel,
+            of_type("assessment"),
+        ))
         .await
         .unwrap();
     let cancelled = admin.bulk_actions().cancel(created.id).await.unwrap();
@@ -305,7 +405,10 @@ async fn cancelling_the_action_stops_the_rest() {
         after.counts.succeeded
     );
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    assert_eq!(admin.bulk_actions().get(created.id).await.unwrap().counts, after.counts);
+    assert_eq!(
+        admin.bulk_actions().get(created.id).await.unwrap().counts,
+        after.counts
+    );
     let again = admin.bulk_actions().cancel(created.id).await.unwrap_err();
     assert_eq!(again.status(), Some(409));
 }

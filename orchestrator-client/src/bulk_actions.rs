@@ -23,7 +23,11 @@ impl BulkActions<'_> {
     /// for a dry run, with only `counts.matched`).
     pub async fn create(&self, request: &CreateBulkAction) -> Result<BulkAction> {
         self.client
-            .data(self.client.request(M::POST, "/api/v1/bulk-actions").json(request))
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/bulk-actions")
+                    .json(request),
+            )
             .await
     }
 
@@ -41,7 +45,10 @@ impl BulkActions<'_> {
     /// `GET /bulk-actions/:id`: its status and counts.
     pub async fn get(&self, id: Uuid) -> Result<BulkAction> {
         self.client
-            .data(self.client.request(M::GET, &format!("/api/v1/bulk-actions/{id}")))
+            .data(
+                self.client
+                    .request(M::GET, &format!("/api/v1/bulk-actions/{id}")),
+            )
             .await
     }
 

@@ -41,7 +41,11 @@ impl Webhooks<'_> {
     /// `POST /webhooks`: the record with its secret, shown this once.
     pub async fn create(&self, request: &CreateWebhook) -> Result<WebhookWithSecret> {
         self.client
-            .data(self.client.request(M::POST, "/api/v1/webhooks").json(request))
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/webhooks")
+                    .json(request),
+            )
             .await
     }
 
@@ -74,7 +78,10 @@ impl Webhooks<'_> {
     /// old one keeps signing (beside it) for 24 h.
     pub async fn rotate_secret(&self, id: Uuid) -> Result<WebhookWithSecret> {
         self.client
-            .data(self.client.request(M::POST, &Self::path(id, "/rotate-secret")))
+            .data(
+                self.client
+                    .request(M::POST, &Self::path(id, "/rotate-secret")),
+            )
             .await
     }
 

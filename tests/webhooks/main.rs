@@ -21,7 +21,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use uuid::Uuid;
 
-async fn webhook(client: &Client, url: &str, types: &[&str], workspace: Option<Uuid>) -> WebhookWithSecret {
+async fn webhook(
+    client: &Client,
+    url: &str,
+    types: &[&str],
+    workspace: Option<Uuid>,
+) -> WebhookWithSecret {
     client
         .webhooks()
         .create(&CreateWebhook {
@@ -49,7 +54,11 @@ async fn task(client: &Client, title: &str, workspace: Option<Uuid>) -> Uuid {
         .id
 }
 
-async fn log(client: &Client, webhook: Uuid, status: Option<DeliveryStatus>) -> (Vec<WebhookDelivery>, u64) {
+async fn log(
+    client: &Client,
+    webhook: Uuid,
+    status: Option<DeliveryStatus>,
+) -> (Vec<WebhookDelivery>, u64) {
     let page = client
         .webhooks()
         .deliveries(
@@ -97,7 +106,11 @@ async fn deliveries_are_signed_and_only_matching_events_are_sent() {
     // exact: both task.created; scoped: the one in the workspace.
     let calls = receiver.wait_for(3).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let calls = if receiver.calls().len() > calls.len() { receiver.calls() } else { calls };
+    let calls = if receiver.calls().len() > calls.len() {
+        receiver.calls()
+    } else {
+        calls
+    };
     assert_eq!(calls.len(), 3, "{calls:?}");
     let mut by_secret: HashMap<&str, Vec<serde_json::Value>> = HashMap::new();
     for call in &calls {
@@ -129,6 +142,17 @@ async fn deliveries_are_signed_and_only_matching_events_are_sent() {
         && e.event_type == "task.created"));
     let ids: Vec<String> = entries.iter().map(|e| e.id.to_string()).collect();
     assert!(calls.iter().filter(|c| ids.contains(&c.id)).count() == 2);
+    // Counted in /metrics.
+    let delivered = server
+        .metric("orch_webhook_delivery_attempts_total{outcome=\"delivered\"}")
+        .await;
+    assert_eq!(delivered, Some(3.0));
+    assert_eq!(
+        server
+            .metric("orch_webhook_delivery_duration_seconds_count")
+            .await,
+        Some(3.0)
+    );
 }
 
 /// A receiver answering 500 gets the same `webhook-id` again after the
@@ -147,17 +171,29 @@ async fn a_500_is_retried_with_the_same_id_and_every_attempt_is_logged() {
     task(&admin, "retried", None).await;
     receiver.wait_for(1).await;
     eventually("the second attempt scheduled", || async {
-        log(&admin, hook.webhook.id, Some(DeliveryStatus::Pending)).await.1 == 1
+        log(&admin, hook.webhook.id, Some(DeliveryStatus::Pending))
+            .await
+            .1
+            == 1
     })
     .await;
     let (entries, _) = log(&admin, hook.webhook.id, None).await;
     assert_eq!(entries.len(), 2);
-    assert_eq!((entries[0].attempt, entries[0].status), (2, DeliveryStatus::Pending));
-    assert_eq!((entries[1].attempt, entries[1].status), (1, DeliveryStatus::Failed));
+    assert_eq!(
+        (entries[0].attempt, entries[0].status),
+        (2, DeliveryStatus::Pending)
+    );
+    assert_eq!(
+        (entries[1].attempt, entries[1].status),
+        (1, DeliveryStatus::Failed)
+    );
     assert_eq!(entries[1].response_status, Some(500));
     let due = entries[0].next_attempt_at.unwrap().as_datetime();
     let wait = due - clock.now();
-    assert!(wait >= chrono::Duration::seconds(4) && wait <= chrono::Duration::seconds(6), "{wait}");
+    assert!(
+        wait >= chrono::Duration::seconds(4) && wait <= chrono::Duration::seconds(6),
+        "{wait}"
+    );
     // Not before its time.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(receiver.calls().len(), 1);
@@ -169,18 +205,34 @@ async fn a_500_is_retried_with_the_same_id_and_every_attempt_is_logged() {
     .await;
     let (entries, _) = log(&admin, hook.webhook.id, None).await;
     let wait = entries[0].next_attempt_at.unwrap().as_datetime() - clock.now();
-    assert!(wait >= chrono::Duration::seconds(29) && wait <= chrono::Duration::seconds(31), "{wait}");
+    assert!(
+        wait >= chrono::Duration::seconds(29) && wait <= chrono::Duration::seconds(31),
+        "{wait}"
+    );
     clock.advance(chrono::Duration::seconds(31));
     let calls = receiver.wait_for(3).await;
     eventually("the delivery delivered", || async {
-        log(&admin, hook.webhook.id, Some(DeliveryStatus::Delivered)).await.1 == 1
+        log(&admin, hook.webhook.id, Some(DeliveryStatus::Delivered))
+            .await
+            .1
+            == 1
     })
     .await;
-    assert!(calls.iter().all(|c| c.id == calls[0].id && verifies(c, &hook.secret)));
-    assert_eq!(calls.iter().map(|c| c.answered).collect::<Vec<_>>(), [500, 503, 200]);
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.id == calls[0].id && verifies(c, &hook.secret))
+    );
+    assert_eq!(
+        calls.iter().map(|c| c.answered).collect::<Vec<_>>(),
+        [500, 503, 200]
+    );
     let (entries, _) = log(&admin, hook.webhook.id, None).await;
     assert_eq!(
-        entries.iter().map(|e| (e.attempt, e.status, e.response_status)).collect::<Vec<_>>(),
+        entries
+            .iter()
+            .map(|e| (e.attempt, e.status, e.response_status))
+            .collect::<Vec<_>>(),
         [
             (3, DeliveryStatus::Delivered, Some(200)),
             (2, DeliveryStatus::Failed, Some(503)),
@@ -195,7 +247,10 @@ async fn a_500_is_retried_with_the_same_id_and_every_attempt_is_logged() {
         .await
         .unwrap();
     assert_eq!((again.attempt, again.status), (4, DeliveryStatus::Pending));
-    let twice = admin.webhooks().redeliver(hook.webhook.id, entries[0].id).await;
+    let twice = admin
+        .webhooks()
+        .redeliver(hook.webhook.id, entries[0].id)
+        .await;
     assert_eq!(twice.unwrap_err().status(), Some(409));
     let calls = receiver.wait_for(4).await;
     assert_eq!(calls[3].id, calls[0].id);
@@ -234,7 +289,13 @@ async fn a_410_disables_the_webhook() {
     // Enabled again, it delivers.
     admin
         .webhooks()
-        .update(hook.webhook.id, &UpdateWebhook { enabled: Some(true), ..Default::default() })
+        .update(
+            hook.webhook.id,
+            &UpdateWebhook {
+                enabled: Some(true),
+                ..Default::default()
+            },
+        )
         .await
         .unwrap();
     task(&admin, "enabled again", None).await;
@@ -250,14 +311,21 @@ async fn a_rotation_signs_with_both_secrets_and_the_secret_is_never_read_back() 
     let receiver = Receiver::start(&[], 200).await;
     let hook = webhook(&admin, &receiver.url, &["task.created"], None).await;
     assert!(hook.secret.starts_with("whsec_"));
-    let rotated = admin.webhooks().rotate_secret(hook.webhook.id).await.unwrap();
+    let rotated = admin
+        .webhooks()
+        .rotate_secret(hook.webhook.id)
+        .await
+        .unwrap();
     assert_ne!(rotated.secret, hook.secret);
     assert!(rotated.webhook.previous_secret_expires_at.is_some());
     let attempt = admin.webhooks().test(hook.webhook.id).await.unwrap();
     assert_eq!(attempt.status, DeliveryStatus::Delivered);
     let call = &receiver.calls()[0];
     assert_eq!(call.signature.split(' ').count(), 2);
-    assert!(verifies(call, &hook.secret), "the old secret still verifies");
+    assert!(
+        verifies(call, &hook.secret),
+        "the old secret still verifies"
+    );
     assert!(verifies(call, &rotated.secret), "the new secret verifies");
     // Never in a read.
     let http = server.http();
@@ -327,7 +395,12 @@ async fn private_addresses_are_refused_without_the_flag() {
     let admin = Client::new(format!("http://{}", strict.local_addr()))
         .unwrap()
         .with_api_key(&key);
-    for url in ["http://127.0.0.1:9/hook", "http://10.1.2.3/hook", "http://[::1]/x", "http://169.254.169.254/"] {
+    for url in [
+        "http://127.0.0.1:9/hook",
+        "http://10.1.2.3/hook",
+        "http://[::1]/x",
+        "http://169.254.169.254/",
+    ] {
         let error = admin
             .webhooks()
             .create(&CreateWebhook {
@@ -338,9 +411,20 @@ async fn private_addresses_are_refused_without_the_flag() {
             .await
             .unwrap_err();
         assert_eq!(error.status(), Some(400), "{url}");
-        assert_eq!(error.code(), Some(orchestrator_client::api::ErrorCode::ValidationError));
+        assert_eq!(
+            error.code(),
+            Some(orchestrator_client::api::ErrorCode::ValidationError)
+        );
     }
-    assert_eq!(admin.webhooks().list(Default::default()).await.unwrap().total, 1);
+    assert_eq!(
+        admin
+            .webhooks()
+            .list(Default::default())
+            .await
+            .unwrap()
+            .total,
+        1
+    );
     let attempt = admin.webhooks().test(hook.webhook.id).await.unwrap();
     assert_eq!(attempt.status, DeliveryStatus::Failed);
     assert!(attempt.last_error.unwrap().contains("private"));
@@ -360,9 +444,15 @@ async fn bad_webhook_bodies_are_refused() {
             .json(&body)
             .send()
     };
-    let answer = post(serde_json::json!({"url": "http://127.0.0.1/x", "event_types": "task.*"})).await.unwrap();
+    let answer = post(serde_json::json!({"url": "http://127.0.0.1/x", "event_types": "task.*"}))
+        .await
+        .unwrap();
     assert_eq!(answer.status(), 422);
-    let answer = post(serde_json::json!({"url": "http://127.0.0.1/x", "event_types": ["task.*"], "extra": 1})).await.unwrap();
+    let answer = post(
+        serde_json::json!({"url": "http://127.0.0.1/x", "event_types": ["task.*"], "extra": 1}),
+    )
+    .await
+    .unwrap();
     assert_eq!(answer.status(), 422);
     for body in [
         serde_json::json!({"url": "http://127.0.0.1/x", "event_types": []}),
@@ -372,9 +462,23 @@ async fn bad_webhook_bodies_are_refused() {
     ] {
         assert_eq!(post(body.clone()).await.unwrap().status(), 400, "{body}");
     }
-    let error = server.admin().webhooks().get(Uuid::new_v4()).await.unwrap_err();
+    let error = server
+        .admin()
+        .webhooks()
+        .get(Uuid::new_v4())
+        .await
+        .unwrap_err();
     assert_eq!(error.status(), Some(404));
-    assert_eq!(server.admin().webhooks().list(Default::default()).await.unwrap().total, 0);
+    assert_eq!(
+        server
+            .admin()
+            .webhooks()
+            .list(Default::default())
+            .await
+            .unwrap()
+            .total,
+        0
+    );
 }
 
 /// A server stopped with deliveries due: the next start delivers each
@@ -385,7 +489,8 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
     const EVENTS: usize = 200;
     // The first server's clock stands still: no retry falls due on it.
     let t0 = Utc::now();
-    let mut first = TestServer::start_with(move |c| c.core.clock = Arc::new(ManualClock::new(t0))).await;
+    let mut first =
+        TestServer::start_with(move |c| c.core.clock = Arc::new(ManualClock::new(t0))).await;
     let admin = first.admin();
     let receiver = Receiver::start(&[], 503).await;
     let hook = webhook(&admin, &receiver.url, &["task.created"], None).await;
@@ -394,7 +499,10 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
     }
     receiver.wait_for(EVENTS).await;
     eventually("every second attempt scheduled", || async {
-        log(&admin, hook.webhook.id, Some(DeliveryStatus::Pending)).await.1 == EVENTS as u64
+        log(&admin, hook.webhook.id, Some(DeliveryStatus::Pending))
+            .await
+            .1
+            == EVENTS as u64
     })
     .await;
     let url = first.database_url();
@@ -403,7 +511,11 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
     receiver.answer_all(200);
     let before = receiver.calls().len();
     // Restarted (two replicas on PostgreSQL), with clocks past the backoff.
-    let replicas = if orchestrator_tests::backend() == "postgres" { 2 } else { 1 };
+    let replicas = if orchestrator_tests::backend() == "postgres" {
+        2
+    } else {
+        1
+    };
     let mut handles = Vec::new();
     for _ in 0..replicas {
         let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), url.clone());
@@ -418,7 +530,10 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
         .with_api_key(&key);
     receiver.wait_for(before + EVENTS).await;
     eventually("every delivery delivered", || async {
-        log(&admin, hook.webhook.id, Some(DeliveryStatus::Delivered)).await.1 == EVENTS as u64
+        log(&admin, hook.webhook.id, Some(DeliveryStatus::Delivered))
+            .await
+            .1
+            == EVENTS as u64
     })
     .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -429,7 +544,12 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
     ids.dedup();
     assert_eq!(ids.len(), EVENTS);
     assert!(second.iter().all(|c| verifies(c, &hook.secret)));
-    assert_eq!(log(&admin, hook.webhook.id, Some(DeliveryStatus::Pending)).await.1, 0);
+    assert_eq!(
+        log(&admin, hook.webhook.id, Some(DeliveryStatus::Pending))
+            .await
+            .1,
+        0
+    );
     for handle in handles {
         handle.shutdown().await;
     }

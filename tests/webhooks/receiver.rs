@@ -69,7 +69,11 @@ impl Receiver {
                         let state = state.clone();
                         async move {
                             let (parts, body) = req.into_parts();
-                            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                            let body = body
+                                .collect()
+                                .await
+                                .map(|b| b.to_bytes())
+                                .unwrap_or_default();
                             let header = |name: &str| {
                                 parts
                                     .headers

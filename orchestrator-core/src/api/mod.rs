@@ -13,10 +13,10 @@
 //!   are serialized as `null` so clients see a stable shape.
 
 pub mod agents;
-pub mod bulk_actions;
 pub mod answers;
 pub mod api_keys;
 pub mod auth;
+pub mod bulk_actions;
 pub mod catalog;
 pub mod envelope;
 pub mod environments;
@@ -65,10 +65,10 @@ pub mod settings;
 pub mod webhooks;
 pub use a2a::*;
 pub use acp::*;
+pub use bulk_actions::*;
 pub use remote_mcp::*;
 pub use settings::*;
 pub use webhooks::*;
-pub use bulk_actions::*;
 
 /// The fixed id of the tenant every fresh installation starts with.
 pub const DEFAULT_TENANT_ID: uuid::Uuid = uuid::Uuid::from_u128(1);

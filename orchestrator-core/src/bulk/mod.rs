@@ -66,7 +66,34 @@ async fn record(tx: &mut Tx, caller: &Caller, what: &'static str, row: &BulkRow)
     events::record(tx, caller, row.tenant_id, event).await
 }
 
+/// Running bulk actions and how far they got, for `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BulkProgress {
+    pub running: i64,
+    /// Entities in their fixed sets.
+    pub matched: i64,
+    /// Of those, applied (succeeded, skipped or failed).
+    pub done: i64,
+}
+
 impl ControlPlane {
+    /// The running bulk actions' progress (of `tenant` only when given).
+    pub async fn bulk_progress(&self, tenant: Option<Uuid>) -> Result<BulkProgress> {
+        let mut conn = self.store().read().await?;
+        let (running, matched, done): (i64, Option<i64>, Option<i64>) = on_db!(&mut conn, c => sqlx::query_as(
+            "SELECT COUNT(*), SUM(matched), SUM(succeeded + skipped + failed) FROM bulk_actions \
+             WHERE status = 'running' AND ($1 IS NULL OR tenant_id = $1)"
+        )
+        .bind(tenant)
+        .fetch_one(c)
+        .await)?;
+        Ok(BulkProgress {
+            running,
+            matched: matched.unwrap_or(0),
+            done: done.unwrap_or(0),
+        })
+    }
+
     /// `POST /bulk-actions` → `202` with the action (a dry run is already
     /// `completed`, with only `matched` counted).
     pub async fn create_bulk_action(
@@ -93,7 +120,9 @@ impl ControlPlane {
             (None, None) => {
                 return Err(Error::validation("give ids or a filter".to_string()));
             }
-            (Some(ids), None) => select::by_ids(&mut tx, caller.tenant_id, request.target, ids).await?,
+            (Some(ids), None) => {
+                select::by_ids(&mut tx, caller.tenant_id, request.target, ids).await?
+            }
             (None, Some(filter)) => {
                 select::by_filter(&mut tx, caller.tenant_id, request.target, filter).await?
             }

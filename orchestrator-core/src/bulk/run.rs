@@ -215,9 +215,16 @@ impl ControlPlane {
                     BulkActionKind::Retry => TaskOp::Retry,
                     _ => TaskOp::Cancel,
                 };
-                apply_task_op(tx, &caller, id, op, &TaskAction::default(), (Some(reason), None, None))
-                    .await
-                    .map(|_| ())
+                apply_task_op(
+                    tx,
+                    &caller,
+                    id,
+                    op,
+                    &TaskAction::default(),
+                    (Some(reason), None, None),
+                )
+                .await
+                .map(|_| ())
             }
             (Some(BulkTarget::Workflows), Some(kind)) => {
                 let op = match kind {
@@ -225,7 +232,9 @@ impl ControlPlane {
                     BulkActionKind::Resume => WorkflowOp::Resume,
                     _ => WorkflowOp::Cancel,
                 };
-                apply_workflow_op(tx, &caller, id, op, &reason).await.map(|_| ())
+                apply_workflow_op(tx, &caller, id, op, &reason)
+                    .await
+                    .map(|_| ())
             }
             _ => return Ok(Outcome::Failed),
         };

@@ -80,17 +80,21 @@ pub(crate) async fn by_filter(
         (None, _) => None,
         (Some(s), BulkTarget::Tasks) => Some(
             TaskState::parse(s)
-                .ok_or_else(|| Error::invalid_field("filter.state", format!("`{s}` is not a task state")))?
+                .ok_or_else(|| {
+                    Error::invalid_field("filter.state", format!("`{s}` is not a task state"))
+                })?
                 .as_str()
                 .to_owned(),
         ),
         (Some(s), BulkTarget::Workflows) => {
-            serde_json::from_value::<WorkflowState>(serde_json::Value::String(s.clone()))
-                .map_err(|_| Error::invalid_field("filter.state", format!("`{s}` is not a workflow state")))?;
+            serde_json::from_value::<WorkflowState>(serde_json::Value::String(s.clone())).map_err(
+                |_| Error::invalid_field("filter.state", format!("`{s}` is not a workflow state")),
+            )?;
             Some(s.clone())
         }
     };
-    let search = contains_pattern("filter.search", filter.search.as_deref())?.map(|p| p.to_lowercase());
+    let search =
+        contains_pattern("filter.search", filter.search.as_deref())?.map(|p| p.to_lowercase());
     let (id_column, type_column, text_column) = match target {
         BulkTarget::Tasks => ("workflow_id", "type", "title"),
         BulkTarget::Workflows => ("id", "lifecycle", "name"),

@@ -259,8 +259,7 @@ impl ControlPlane {
     /// The body of an attempt: `{id, type, created_at, data}` of its event.
     async fn payload(&self, row: &DeliveryRow) -> Result<Vec<u8>> {
         let mut conn = self.store().read().await?;
-        let found: Option<(i64, String, DateTime<Utc>, Json<serde_json::Value>)> =
-            on_db!(&mut conn, c => sqlx::query_as(
+        let found: Option<(i64, String, DateTime<Utc>, Json<serde_json::Value>)> = on_db!(&mut conn, c => sqlx::query_as(
                 "SELECT id, type, created_at, data FROM events WHERE tenant_id = $1 AND id = $2"
             )
             .bind(row.tenant_id)
@@ -295,7 +294,13 @@ impl ControlPlane {
                 error,
                 gone,
                 retry,
-            } => (DeliveryStatus::Failed, *status, Some(error.clone()), *retry, *gone),
+            } => (
+                DeliveryStatus::Failed,
+                *status,
+                Some(error.clone()),
+                *retry,
+                *gone,
+            ),
         };
         let mut tx = self.store().begin().await?;
         let written = on_db!(&mut tx, c => sqlx::query(
@@ -344,8 +349,13 @@ impl ControlPlane {
                     enabled: false,
                     ..webhook.clone()
                 };
-                super::operations::record(&mut tx, &system(webhook.tenant_id), "webhook.disabled", &row)
-                    .await?;
+                super::operations::record(
+                    &mut tx,
+                    &system(webhook.tenant_id),
+                    "webhook.disabled",
+                    &row,
+                )
+                .await?;
             }
         }
         tx.commit().await?;

@@ -53,13 +53,18 @@ pub(crate) fn event_types(types: &[String]) -> Result<Vec<String>> {
         let body = t.strip_suffix(".*").unwrap_or(t);
         let ok = !body.is_empty()
             && body.len() <= 200
-            && body
-                .split('.')
-                .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+            && body.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+            });
         if !ok {
             return Err(Error::invalid_field(
                 "event_types",
-                format!("`{raw}` is neither an event type (`task.failed`) nor a prefix ending in `.*` (`task.*`)"),
+                format!(
+                    "`{raw}` is neither an event type (`task.failed`) nor a prefix ending in `.*` (`task.*`)"
+                ),
             ));
         }
         if !out.iter().any(|o| o == t) {

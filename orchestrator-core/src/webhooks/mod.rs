@@ -74,9 +74,8 @@ impl ControlPlane {
                     Err(RecvError::Closed) => break,
                 };
                 let Some(core) = weak.upgrade() else { break };
-                let wanted = event.is_none_or(|e| {
-                    core.webhook_filters().wants(&e.event_type, e.workspace_id)
-                });
+                let wanted = event
+                    .is_none_or(|e| core.webhook_filters().wants(&e.event_type, e.workspace_id));
                 if wanted {
                     core.wake_background(core.clock().now());
                 }

@@ -8,8 +8,8 @@ use super::rows::{
 };
 use super::sign::new_secret;
 use crate::api::{
-    CreateWebhook, DeletedWebhook, DeliveryFilter, DeliveryStatus, Page, PageRequest, UpdateWebhook, Webhook,
-    WebhookDelivery, WebhookWithSecret,
+    CreateWebhook, DeletedWebhook, DeliveryFilter, DeliveryStatus, Page, PageRequest,
+    UpdateWebhook, Webhook, WebhookDelivery, WebhookWithSecret,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;

@@ -685,7 +685,12 @@ pub(crate) fn table() -> Vec<Route> {
         // Bulk actions (issue 32)
         Route::scoped(M::GET, "/api/v1/bulk-actions", Admin, bulk_actions::list),
         Route::scoped(M::POST, "/api/v1/bulk-actions", Admin, bulk_actions::create),
-        Route::scoped(M::GET, "/api/v1/bulk-actions/{id}", Admin, bulk_actions::get),
+        Route::scoped(
+            M::GET,
+            "/api/v1/bulk-actions/{id}",
+            Admin,
+            bulk_actions::get,
+        ),
         Route::scoped(
             M::POST,
             "/api/v1/bulk-actions/{id}/cancel",

@@ -53,7 +53,10 @@ pub(crate) async fn rotate_secret(app: Arc<App>, req: Req) -> Result<Reply, ApiE
 }
 
 pub(crate) async fn test(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
-    let attempt = app.core.test_webhook(req.caller()?, req.uuid("id")?).await?;
+    let attempt = app
+        .core
+        .test_webhook(req.caller()?, req.uuid("id")?)
+        .await?;
     Ok(req.ok(&attempt))
 }
 
