@@ -10,7 +10,7 @@
 //! one outcome is ever recorded for it.
 
 use super::rows::{
-    DeliveryRow, WebhookRow, delivery_columns, find_attempt, insert_attempt, require_webhook,
+    DeliveryRow, LEASE, WebhookRow, delivery_columns, find_attempt, insert_attempt, require_webhook,
 };
 use super::sign::signature_header;
 use super::stats::{Outcome, STATS};
@@ -33,8 +33,6 @@ pub(crate) const BACKOFF_SECONDS: [i64; 8] = [5, 30, 120, 600, 1800, 3600, 10_80
 const MAX_ATTEMPTS: i32 = BACKOFF_SECONDS.len() as i32 + 1;
 /// Attempts one claim takes.
 const BATCH: i64 = 32;
-/// How long a claimed attempt is this replica's (well past the timeout).
-pub(super) const LEASE: chrono::Duration = chrono::Duration::seconds(60);
 /// How long one post may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
 /// Most characters of an error kept on the attempt.
@@ -349,7 +347,7 @@ impl ControlPlane {
                     enabled: false,
                     ..webhook.clone()
                 };
-                super::operations::record(
+                super::rows::record_event(
                     &mut tx,
                     &system(webhook.tenant_id),
                     "webhook.disabled",

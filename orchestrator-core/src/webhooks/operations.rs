@@ -3,8 +3,8 @@
 
 use super::fields::{self, open, seal};
 use super::rows::{
-    DeliveryRow, WebhookRow, delivery_columns, insert_attempt, latest_attempt, require_webhook,
-    save_webhook, webhook_columns,
+    DeliveryRow, WebhookRow, delivery_columns, insert_attempt, latest_attempt, record_event,
+    require_webhook, save_webhook, webhook_columns,
 };
 use super::sign::new_secret;
 use crate::api::{
@@ -15,7 +15,7 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
-use crate::store::{Access, Tx, on_db};
+use crate::store::{Access, on_db};
 use crate::webhook_outbox::{self, TEST_EVENT, note_webhook};
 use serde_json::json;
 use sqlx::types::Json;
@@ -23,28 +23,6 @@ use uuid::Uuid;
 
 /// How long a rotated-out secret keeps signing deliveries.
 pub(crate) const ROTATION_OVERLAP: chrono::Duration = chrono::Duration::hours(24);
-
-/// Records `webhook.<what>` about `row` (never its secret).
-pub(super) async fn record(
-    tx: &mut Tx,
-    caller: &Caller,
-    what: &'static str,
-    row: &WebhookRow,
-) -> Result<()> {
-    let mut event = NewEvent::new(
-        what,
-        "webhook",
-        row.id,
-        json!({
-            "url": row.url,
-            "event_types": row.event_types.0,
-            "workspace_id": row.workspace_id,
-            "enabled": row.enabled,
-        }),
-    );
-    event.workspace_id = row.workspace_id;
-    events::record(tx, caller, row.tenant_id, event).await
-}
 
 /// Checks that `workspace_id` is one of the tenant's workspaces.
 async fn check_workspace(
@@ -113,7 +91,7 @@ impl ControlPlane {
         let mut tx = self.store().begin().await?;
         check_workspace(&mut tx, caller.tenant_id, row.workspace_id).await?;
         save_webhook(&mut tx, &row).await?;
-        record(&mut tx, caller, "webhook.created", &row).await?;
+        record_event(&mut tx, caller, "webhook.created", &row).await?;
         tx.commit().await?;
         self.refresh_webhook_filters().await?;
         Ok(WebhookWithSecret {
@@ -195,7 +173,7 @@ impl ControlPlane {
             ..stored
         };
         save_webhook(&mut tx, &row).await?;
-        record(&mut tx, caller, "webhook.updated", &row).await?;
+        record_event(&mut tx, caller, "webhook.updated", &row).await?;
         tx.commit().await?;
         self.refresh_webhook_filters().await?;
         Ok(row.to_api(now))
@@ -210,7 +188,7 @@ impl ControlPlane {
             .execute(c)
             .await
             .map(|_| ()))?;
-        record(&mut tx, caller, "webhook.deleted", &row).await?;
+        record_event(&mut tx, caller, "webhook.deleted", &row).await?;
         tx.commit().await?;
         self.refresh_webhook_filters().await?;
         Ok(DeletedWebhook { id, deleted: true })
@@ -235,7 +213,7 @@ impl ControlPlane {
             ..stored
         };
         save_webhook(&mut tx, &row).await?;
-        record(&mut tx, caller, "webhook.secret_rotated", &row).await?;
+        record_event(&mut tx, caller, "webhook.secret_rotated", &row).await?;
         tx.commit().await?;
         Ok(WebhookWithSecret {
             webhook: row.to_api(now),
@@ -271,7 +249,7 @@ impl ControlPlane {
         event.workspace_id = row.workspace_id;
         let event = events::record_now(&mut tx, caller, caller.tenant_id, event).await?;
         // Leased to this request from the start: the runner never takes it.
-        let lease = now + super::deliver::LEASE;
+        let lease = now + super::rows::LEASE;
         let row_id = webhook_outbox::insert_delivery(
             &mut tx,
             (caller.tenant_id, row.id),

@@ -2,9 +2,12 @@
 //! and the writes the operations and the delivery job share.
 
 use crate::api::{DeliveryStatus, Timestamp, Webhook, WebhookDelivery};
+use crate::caller::Caller;
 use crate::error::{Error, Result};
-use crate::store::{Access, on_db};
+use crate::events::{self, NewEvent};
+use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
+use serde_json::json;
 use sqlx::types::Json;
 use uuid::Uuid;
 
@@ -224,4 +227,30 @@ pub(crate) async fn insert_attempt(
     .await
     .map(|r| r.rows_affected()))?;
     Ok((written == 1).then_some(row))
+}
+
+/// How long a claimed attempt is one replica's (well past the post's
+/// timeout).
+pub(crate) const LEASE: chrono::Duration = chrono::Duration::seconds(60);
+
+/// Records `webhook.<what>` about `row` (never its secret).
+pub(crate) async fn record_event(
+    tx: &mut Tx,
+    caller: &Caller,
+    what: &'static str,
+    row: &WebhookRow,
+) -> Result<()> {
+    let mut event = NewEvent::new(
+        what,
+        "webhook",
+        row.id,
+        json!({
+            "url": row.url,
+            "event_types": row.event_types.0,
+            "workspace_id": row.workspace_id,
+            "enabled": row.enabled,
+        }),
+    );
+    event.workspace_id = row.workspace_id;
+    events::record(tx, caller, row.tenant_id, event).await
 }

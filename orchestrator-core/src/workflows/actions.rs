@@ -236,7 +236,7 @@ pub(crate) async fn apply_workflow_op(
         }
         activations::fail_open(tx, caller, &wf, "workflow cancelled").await?;
     }
-    set_state(tx, caller, &wf, from, to, &reason).await?;
+    set_state(tx, caller, &wf, from, to, reason).await?;
     let row = find(tx, caller.tenant_id, id)
         .await?
         .ok_or(Error::not_found("workflow"))?;
