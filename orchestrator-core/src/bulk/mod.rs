@@ -81,7 +81,7 @@ impl ControlPlane {
     pub async fn bulk_progress(&self, tenant: Option<Uuid>) -> Result<BulkProgress> {
         let mut conn = self.store().read().await?;
         let (running, matched, done): (i64, Option<i64>, Option<i64>) = on_db!(&mut conn, c => sqlx::query_as(
-            "SELECT COUNT(*), SUM(matched), SUM(succeeded + skipped + failed) FROM bulk_actions \
+            "SELECT COUNT(*), CAST(SUM(matched) AS BIGINT), CAST(SUM(succeeded + skipped + failed) AS BIGINT) FROM bulk_actions \
              WHERE status = 'running' AND ($1 IS NULL OR tenant_id = $1)"
         )
         .bind(tenant)
