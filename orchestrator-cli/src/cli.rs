@@ -220,6 +220,10 @@ pub enum Command {
     /// Remote MCP servers, verified before they are stored (admin).
     #[command(subcommand)]
     Mcp(crate::commands::mcp::McpCommand),
+    /// Outbound webhooks, signed as Standard Webhooks, and their delivery
+    /// log (admin).
+    #[command(subcommand)]
+    Webhooks(crate::commands::webhooks::WebhooksCommand),
     // Profiles and sessions (issue 15)
     /// Saved profiles: list, switch, delete.
     #[command(subcommand)]

@@ -95,9 +95,13 @@ pub use workspaces::{Downloaded, Workspaces};
 // Integrations (A2A, ACP, claim credentials, remote MCP)
 mod a2a;
 mod acp;
+mod bulk_actions;
 mod remote_mcp;
 mod settings;
+mod webhooks;
 pub use a2a::{A2a, A2aStreamItem};
 pub use acp::Acp;
+pub use bulk_actions::BulkActions;
 pub use remote_mcp::McpServers;
 pub use settings::Settings;
+pub use webhooks::Webhooks;

@@ -58,6 +58,16 @@ const JOBS: &[Job] = &[
         run: |core| Box::pin(core.schedules_job()),
     },
     Job {
+        name: "webhook deliveries",
+        woken: true,
+        run: |core| Box::pin(core.webhook_delivery_job()),
+    },
+    Job {
+        name: "bulk actions",
+        woken: true,
+        run: |core| Box::pin(core.bulk_action_job()),
+    },
+    Job {
         name: "retention",
         woken: false,
         run: |core| Box::pin(core.retention_job()),

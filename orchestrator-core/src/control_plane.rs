@@ -32,6 +32,20 @@ struct Inner {
     claims: ClaimCache,
     generated_keys: Mutex<Vec<GeneratedBootstrapKey>>,
     background: Wakeup,
+    /// What the webhook wake-ups match events against ([`crate::webhooks`]).
+    webhook_filters: crate::webhook_outbox::Filters,
+}
+
+/// A handle that does not keep the control plane alive, for tasks that must
+/// end with it.
+#[derive(Clone)]
+pub(crate) struct WeakControlPlane(std::sync::Weak<Inner>);
+
+impl WeakControlPlane {
+    /// The control plane, while it lives.
+    pub(crate) fn upgrade(&self) -> Option<ControlPlane> {
+        self.0.upgrade().map(|inner| ControlPlane { inner })
+    }
 }
 
 impl std::fmt::Debug for ControlPlane {
@@ -97,8 +111,19 @@ impl ControlPlane {
                 claims: ClaimCache::default(),
                 generated_keys: Mutex::new(Vec::new()),
                 background: Wakeup::default(),
+                webhook_filters: Default::default(),
             }),
         }
+    }
+
+    /// A handle that does not keep this one alive.
+    pub(crate) fn downgrade(&self) -> WeakControlPlane {
+        WeakControlPlane(Arc::downgrade(&self.inner))
+    }
+
+    /// The webhooks this replica knows of, for its wake-ups.
+    pub(crate) fn webhook_filters(&self) -> &crate::webhook_outbox::Filters {
+        &self.inner.webhook_filters
     }
 
     /// Remembers a key this start generated, to be shown once.

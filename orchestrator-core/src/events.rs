@@ -74,7 +74,7 @@ impl From<EventRow> for Event {
 const INSERT_COLUMNS: &str = "tenant_id, type, entity_type, entity_id, workflow_id, workspace_id, \
      actor_type, actor_id, data, created_at";
 const INSERT_COLUMN_COUNT: usize = 10;
-const RETURNING: &str = " RETURNING id, type, entity_type, entity_id, workflow_id, workspace_id, \
+const RETURNED: &str = "id, type, entity_type, entity_id, workflow_id, workspace_id, \
      actor_type, actor_id, data, created_at";
 
 /// Most events one statement inserts (SQLite allows 32,766 parameters).
@@ -137,7 +137,13 @@ async fn insert(db: &mut (impl Access + ?Sized), rows: &[PendingEvent]) -> Resul
         }
         sql.push(')');
     }
-    sql.push_str(RETURNING);
+    // The webhook outbox's deliveries come with the events: in the same
+    // statement on PostgreSQL, just after it on SQLite
+    // ([`crate::webhook_outbox`]).
+    let sql = match sqlite {
+        true => format!("{sql} RETURNING {RETURNED}"),
+        false => crate::webhook_outbox::pg_statement("", &sql, RETURNED),
+    };
     let mut inserted: Vec<EventRow> = on_db!(db, c => {
         let mut query = sqlx::query_as(sqlx::AssertSqlSafe(sql));
         for row in rows {
@@ -156,6 +162,9 @@ async fn insert(db: &mut (impl Access + ?Sized), rows: &[PendingEvent]) -> Resul
         query.fetch_all(c).await
     })?;
     inserted.sort_by_key(|row| row.id);
+    if let (true, Some(first), Some(last)) = (sqlite, inserted.first(), inserted.last()) {
+        crate::webhook_outbox::sqlite_deliveries(db, first.id, last.id).await?;
+    }
     Ok(inserted.into_iter().map(Event::from).collect())
 }
 
@@ -209,14 +218,12 @@ async fn insert_with(
     let with: Vec<String> = (statements.iter().enumerate())
         .map(|(i, statement)| format!("w{i} AS ({statement})"))
         .collect();
-    let with = match with.is_empty() {
-        true => String::new(),
-        false => format!("WITH {} ", with.join(", ")),
-    };
-    let sql = format!(
-        "{with}INSERT INTO events ({INSERT_COLUMNS}) SELECT * FROM unnest({}){RETURNING}",
+    let insert = format!(
+        "INSERT INTO events ({INSERT_COLUMNS}) SELECT * FROM unnest({})",
         arrays.join(", ")
     );
+    // With the webhook outbox's deliveries ([`crate::webhook_outbox`]).
+    let sql = crate::webhook_outbox::pg_statement(&with.join(", "), &insert, RETURNED);
     let mut inserted: Vec<EventRow> = on_db!(db, c =>
         sqlite: {
             let _ = c;

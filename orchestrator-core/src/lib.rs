@@ -37,6 +37,8 @@ pub mod auth;
 #[cfg(feature = "store")]
 pub mod background;
 #[cfg(feature = "store")]
+pub mod bulk;
+#[cfg(feature = "store")]
 pub mod caller;
 #[cfg(feature = "store")]
 pub mod catalog;
@@ -93,6 +95,10 @@ pub mod tasks;
 pub mod tenants;
 #[cfg(feature = "store")]
 mod wakeup;
+#[cfg(feature = "store")]
+mod webhook_outbox;
+#[cfg(feature = "store")]
+pub mod webhooks;
 #[cfg(feature = "store")]
 pub mod workers;
 #[cfg(feature = "store")]

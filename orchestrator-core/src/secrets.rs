@@ -166,7 +166,7 @@ fn derive(master: &str, label: &[u8]) -> [u8; 32] {
 }
 
 /// HMAC-SHA256 (RFC 2104) of `message` under `key`, by RustCrypto's `hmac`.
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+pub(crate) fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     use hmac::{KeyInit, Mac};
     let mut mac = hmac::Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes keys of any length");
     mac.update(message);

@@ -28,6 +28,7 @@ impl ControlPlane {
         })
         .await?;
         let secrets = Secrets::load(&store, config.secret_key.as_deref()).await?;
+        crate::webhook_outbox::load_webhook_flag(&mut store.read().await?).await?;
         let mut tx = store.begin().await?;
         tenants::ensure_default(&mut tx).await?;
         tx.commit().await?;

@@ -265,12 +265,49 @@ impl Metrics {
                 .register(Box::new(collector))
                 .expect("metric names are unique");
         }
+        let progress = core.bulk_progress(tenant).await?;
+        let bulk = IntGaugeVec::new(
+            Opts::new(
+                "orch_bulk_action_entities",
+                "Entities of running bulk actions: matched, and done (applied or skipped)",
+            ),
+            &["state"],
+        )
+        .expect("valid metric");
+        bulk.with_label_values(&["matched"]).set(progress.matched);
+        bulk.with_label_values(&["done"]).set(progress.done);
+        let running = IntGauge::new("orch_bulk_actions_running", "Bulk actions running")
+            .expect("valid metric");
+        running.set(progress.running);
+        let stats = orchestrator_core::webhooks::delivery_stats();
+        let attempts = IntCounterVec::new(
+            Opts::new(
+                "orch_webhook_delivery_attempts_total",
+                "Webhook delivery attempts made by this server, by outcome \
+                 (delivered, retrying, failed, gone)",
+            ),
+            &["outcome"],
+        )
+        .expect("valid metric");
+        for (outcome, n) in &stats.outcomes {
+            attempts.with_label_values(&[outcome.as_str()]).inc_by(*n);
+        }
+        database
+            .register(Box::new(bulk))
+            .expect("metric names are unique");
+        database
+            .register(Box::new(running))
+            .expect("metric names are unique");
+        database
+            .register(Box::new(attempts))
+            .expect("metric names are unique");
         let mut families = self.registry.gather();
         families.extend(database.gather());
         let mut text = TextEncoder::new()
             .encode_to_string(&families)
             .map_err(|e| Error::internal(format!("encoding metrics: {e}")))?;
         lag_histogram(&mut text, &schedules);
+        text.push_str(&delivery_latency(&stats));
         Ok(text)
     }
 }
@@ -292,6 +329,24 @@ fn lag_histogram(text: &mut String, stats: &ScheduleStats) {
     let _ = writeln!(text, "{name}_bucket{{le=\"+Inf\"}} {}", stats.lag_count);
     let _ = writeln!(text, "{name}_sum {}", stats.lag_sum_seconds);
     let _ = writeln!(text, "{name}_count {}", stats.lag_count);
+}
+
+/// The delivery latency histogram, from the core's counters (cumulative
+/// buckets already), in the exposition format.
+fn delivery_latency(stats: &orchestrator_core::webhooks::DeliveryStats) -> String {
+    let name = "orch_webhook_delivery_duration_seconds";
+    let mut text = format!(
+        "# HELP {name} How long webhook delivery posts took (this server)\n# TYPE {name} histogram\n"
+    );
+    for (bound, n) in &stats.buckets {
+        text.push_str(&format!("{name}_bucket{{le=\"{bound}\"}} {n}\n"));
+    }
+    text.push_str(&format!("{name}_bucket{{le=\"+Inf\"}} {}\n", stats.count));
+    text.push_str(&format!(
+        "{name}_sum {}\n{name}_count {}\n",
+        stats.seconds, stats.count
+    ));
+    text
 }
 
 /// Keeps a gauge one higher while it lives.

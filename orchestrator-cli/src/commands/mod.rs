@@ -5,6 +5,7 @@ pub mod agents;
 pub mod api_keys;
 pub mod artifacts;
 pub mod bench;
+pub mod bulk;
 pub mod catalog;
 pub mod completions;
 pub mod docs;
@@ -27,6 +28,7 @@ pub mod a2a;
 pub mod acp;
 pub mod mcp;
 pub mod settings;
+pub mod webhooks;
 
 // Profiles and sessions (issue 15)
 pub mod profiles;
@@ -84,6 +86,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Acp(command) => acp::run(&global, command).await,
         Command::Settings(command) => settings::run(&global, command).await,
         Command::Mcp(command) => mcp::run(&global, command).await,
+        Command::Webhooks(command) => webhooks::run(&global, command).await,
         // Profiles and sessions (issue 15)
         Command::Profiles(command) => profiles::run(&global, command).await,
         Command::Logout => profiles::logout(&global).await,

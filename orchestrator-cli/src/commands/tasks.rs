@@ -6,8 +6,8 @@ use crate::output::{self, fields, opt, table};
 use clap::{Args, Subcommand};
 use orchestrator_client::TaskOperation;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateTask, FailTask, Priority, StartTask, Task, TaskAction,
-    TaskError, TaskFilter, TaskKind, TaskState,
+    BulkActionKind, BulkTarget, ClaimTask, CompleteTask, CreateTask, FailTask, Priority, StartTask,
+    Task, TaskAction, TaskError, TaskFilter, TaskKind, TaskState,
 };
 use uuid::Uuid;
 
@@ -80,7 +80,7 @@ pub enum TasksCommand {
     /// Fail a task (as its agent, or admin).
     Fail(FailArgs),
     /// Put a failed, cancelled or assessed task back to pending (admin).
-    Retry(ReasonArgs),
+    Retry(BulkReasonArgs),
     /// Complete a task without doing it (admin).
     Skip(ReasonArgs),
     /// Release a task to pending, optionally for one agent (admin).
@@ -88,7 +88,7 @@ pub enum TasksCommand {
     /// Escalate a held task (admin).
     Escalate(ReasonArgs),
     /// Cancel a task (admin).
-    Cancel(ReasonArgs),
+    Cancel(BulkReasonArgs),
 }
 
 #[derive(Debug, Args)]
@@ -250,6 +250,20 @@ pub struct FailArgs {
     pub message: Option<String>,
     #[arg(long)]
     pub category: Option<String>,
+}
+
+/// One task by id, or every task matching `--filter` (a bulk action).
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  orch tasks cancel 3f6c…\n  orch tasks cancel --filter state=failed,workflow=9a1e… --dry-run\n  orch tasks retry --filter state=failed,type=code --yes"
+)]
+pub struct BulkReasonArgs {
+    #[arg(required_unless_present = "filter", conflicts_with = "filter")]
+    pub id: Option<Uuid>,
+    #[arg(long)]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    pub bulk: crate::commands::bulk::BulkArgs,
 }
 
 #[derive(Debug, Args)]
@@ -575,12 +589,38 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 )
                 .await?
         }
-        TasksCommand::Retry(args) => act_with_reason(&tasks, TaskOperation::Retry, args).await?,
+        TasksCommand::Retry(args) => match args.id {
+            Some(id) => {
+                act_with_reason(
+                    &tasks,
+                    TaskOperation::Retry,
+                    ReasonArgs {
+                        id,
+                        reason: args.reason,
+                    },
+                )
+                .await?
+            }
+            None => return bulk_tasks(global, &client, BulkActionKind::Retry, args).await,
+        },
         TasksCommand::Skip(args) => act_with_reason(&tasks, TaskOperation::Skip, args).await?,
         TasksCommand::Escalate(args) => {
             act_with_reason(&tasks, TaskOperation::Escalate, args).await?
         }
-        TasksCommand::Cancel(args) => act_with_reason(&tasks, TaskOperation::Cancel, args).await?,
+        TasksCommand::Cancel(args) => match args.id {
+            Some(id) => {
+                act_with_reason(
+                    &tasks,
+                    TaskOperation::Cancel,
+                    ReasonArgs {
+                        id,
+                        reason: args.reason,
+                    },
+                )
+                .await?
+            }
+            None => return bulk_tasks(global, &client, BulkActionKind::Cancel, args).await,
+        },
         TasksCommand::Reassign(args) => {
             tasks
                 .act(
@@ -616,4 +656,22 @@ async fn act_with_reason(
             },
         )
         .await
+}
+
+/// `cancel|retry --filter ...`: a bulk action over tasks.
+async fn bulk_tasks(
+    global: &GlobalOpts,
+    client: &orchestrator_client::Client,
+    action: BulkActionKind,
+    args: BulkReasonArgs,
+) -> anyhow::Result<()> {
+    crate::commands::bulk::run(
+        global,
+        client,
+        BulkTarget::Tasks,
+        action,
+        &args.bulk,
+        args.reason,
+    )
+    .await
 }

@@ -16,6 +16,7 @@ pub mod agents;
 pub mod answers;
 pub mod api_keys;
 pub mod auth;
+pub mod bulk_actions;
 pub mod catalog;
 pub mod envelope;
 pub mod environments;
@@ -62,10 +63,13 @@ pub mod a2a;
 pub mod acp;
 pub mod remote_mcp;
 pub mod settings;
+pub mod webhooks;
 pub use a2a::*;
 pub use acp::*;
+pub use bulk_actions::*;
 pub use remote_mcp::*;
 pub use settings::*;
+pub use webhooks::*;
 
 /// The fixed id of the tenant every fresh installation starts with.
 pub const DEFAULT_TENANT_ID: uuid::Uuid = uuid::Uuid::from_u128(1);

@@ -21,4 +21,5 @@ pub(crate) mod claim_sql;
 mod fast_path;
 pub(crate) mod holder;
 mod operator;
+pub(crate) use operator::apply_task_op;
 pub mod task_token;

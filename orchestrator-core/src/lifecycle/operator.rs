@@ -8,6 +8,7 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{Storage, begin_write};
+use crate::store::Tx;
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use serde_json::{Value, json};
@@ -74,68 +75,94 @@ impl ControlPlane {
             ),
             _ => begin_write!(self, caller, "tasks.cancel", request, Storage::Plain),
         };
-        let tx = &mut write.tx;
-        let mut row = find_for_update(tx, caller.tenant_id, id).await?;
-        let from = row.state()?;
-        let to = transition(op, from)?;
-        let now = Timestamp::now().as_datetime();
-        let before = row.clone();
-        let release = |row: &mut TaskRow| {
-            row.assigned_agent_id = None;
-            row.assigned_worker_id = None;
-            row.claimed_at = None;
-            row.started_at = None;
-            row.completed_at = None;
-        };
-        match op {
-            TaskOp::Retry => {
-                release(&mut row);
-                row.output = None;
-                row.error = None;
-                row.retry_count += 1;
-            }
-            TaskOp::RequestChanges => {
-                release(&mut row);
-                let input = row.input.0.as_object_mut();
-                if let Some(input) = input {
-                    let list = input.entry("feedback").or_insert_with(|| json!([]));
-                    if !list.is_array() {
-                        *list = json!([list.clone()]);
-                    }
-                    if let Some(list) = list.as_array_mut() {
-                        list.push(Value::String(feedback.clone().unwrap_or_default()));
-                    }
-                }
-            }
-            TaskOp::Reassign => {
-                release(&mut row);
-                row.preferred_agent_id = request.preferred_agent_id;
-                row.preferred_worker_id = request.preferred_worker_id;
-            }
-            TaskOp::Skip => {
-                row.output = Some(Json(json!({ "skipped": true, "reason": reason })));
-                row.completed_at = Some(now);
-            }
-            TaskOp::ResolveEscalation => {
-                release(&mut row);
-                if let Some(input) = row.input.0.as_object_mut() {
-                    input.insert(
-                        "instructions".into(),
-                        Value::String(instructions.clone().unwrap_or_default()),
-                    );
-                }
-            }
-            TaskOp::ApproveOutput => row.completed_at = Some(now),
-            TaskOp::Cancel => row.completed_at = Some(now),
-            _ => {}
-        }
-        row.state = to.as_str().into();
-        row.updated_at = now;
-        save(tx, &row).await?;
-        let why = reason.clone().unwrap_or_else(|| op.name().to_owned());
-        record_change(tx, caller, &before, op, (from, to), &why).await?;
-        crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
+        let row = apply_task_op(
+            &mut write.tx,
+            caller,
+            id,
+            op,
+            &request,
+            (reason, feedback, instructions),
+        )
+        .await?;
         let task = row.to_api()?;
         write.finish(task).await
     }
+}
+
+/// `reason`, `feedback` and `instructions` of an operator action, checked.
+type ActionTexts = (Option<String>, Option<String>, Option<String>);
+
+/// One operator transition of task `id` inside `tx`: the row, its event
+/// (with `reason`, or the operation's name) and the workflow consequences.
+/// The single-task routes and bulk actions ([`crate::bulk`]) both go
+/// through it. A transition that does not apply fails before any write.
+pub(crate) async fn apply_task_op(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: Uuid,
+    op: TaskOp,
+    request: &TaskAction,
+    (reason, feedback, instructions): ActionTexts,
+) -> Result<TaskRow> {
+    let mut row = find_for_update(tx, caller.tenant_id, id).await?;
+    let from = row.state()?;
+    let to = transition(op, from)?;
+    let now = Timestamp::now().as_datetime();
+    let before = row.clone();
+    let release = |row: &mut TaskRow| {
+        row.assigned_agent_id = None;
+        row.assigned_worker_id = None;
+        row.claimed_at = None;
+        row.started_at = None;
+        row.completed_at = None;
+    };
+    match op {
+        TaskOp::Retry => {
+            release(&mut row);
+            row.output = None;
+            row.error = None;
+            row.retry_count += 1;
+        }
+        TaskOp::RequestChanges => {
+            release(&mut row);
+            let input = row.input.0.as_object_mut();
+            if let Some(input) = input {
+                let list = input.entry("feedback").or_insert_with(|| json!([]));
+                if !list.is_array() {
+                    *list = json!([list.clone()]);
+                }
+                if let Some(list) = list.as_array_mut() {
+                    list.push(Value::String(feedback.clone().unwrap_or_default()));
+                }
+            }
+        }
+        TaskOp::Reassign => {
+            release(&mut row);
+            row.preferred_agent_id = request.preferred_agent_id;
+            row.preferred_worker_id = request.preferred_worker_id;
+        }
+        TaskOp::Skip => {
+            row.output = Some(Json(json!({ "skipped": true, "reason": reason })));
+            row.completed_at = Some(now);
+        }
+        TaskOp::ResolveEscalation => {
+            release(&mut row);
+            if let Some(input) = row.input.0.as_object_mut() {
+                input.insert(
+                    "instructions".into(),
+                    Value::String(instructions.clone().unwrap_or_default()),
+                );
+            }
+        }
+        TaskOp::ApproveOutput => row.completed_at = Some(now),
+        TaskOp::Cancel => row.completed_at = Some(now),
+        _ => {}
+    }
+    row.state = to.as_str().into();
+    row.updated_at = now;
+    save(tx, &row).await?;
+    let why = reason.clone().unwrap_or_else(|| op.name().to_owned());
+    record_change(tx, caller, &before, op, (from, to), &why).await?;
+    crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
+    Ok(row)
 }

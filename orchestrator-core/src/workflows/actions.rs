@@ -41,53 +41,11 @@ impl ControlPlane {
                 begin_write!(self, caller, "workflows.cancel", request, Storage::Plain)
             }
         };
-        let tx = &mut write.tx;
-        let wf = find_for_update(tx, caller.tenant_id, id).await?;
-        let from = wf.state();
-        let mut to = workflow_transition(op, from)?;
-        if op == WorkflowOp::Resume {
-            let (claimed,): (i64,) = on_db!(tx, c => sqlx::query_as("SELECT COUNT(*) FROM tasks WHERE workflow_id = $1 AND claimed_at IS NOT NULL OR (workflow_id = $1 AND state <> 'pending')")
-                .bind(id).fetch_one(c).await)?;
-            if claimed == 0 {
-                to = WorkflowState::Pending;
-            }
-        }
         let reason = request
             .reason
             .clone()
             .unwrap_or_else(|| format!("{op:?}").to_lowercase());
-        if op == WorkflowOp::Cancel {
-            let open: Vec<TaskRow> = on_db!(tx, c => sqlx::query_as(concat!(
-                "SELECT ", task_columns!(), " FROM tasks WHERE workflow_id = $1 AND state NOT IN ('completed', 'cancelled') ORDER BY created_at, id"
-            ))
-            .bind(id)
-            .fetch_all(c)
-            .await)?;
-            let now = Timestamp::now().as_datetime();
-            for mut task in open {
-                let task_from = task.state()?;
-                let task_to = tasks::state::transition(tasks::state::TaskOp::Cancel, task_from)?;
-                let before = task.clone();
-                task.state = task_to.as_str().into();
-                task.completed_at = Some(now);
-                task.updated_at = now;
-                tasks::rows::save(tx, &task).await?;
-                tasks::rows::record_change(
-                    tx,
-                    caller,
-                    &before,
-                    tasks::state::TaskOp::Cancel,
-                    (task_from, task_to),
-                    "workflow cancelled",
-                )
-                .await?;
-            }
-            activations::fail_open(tx, caller, &wf, "workflow cancelled").await?;
-        }
-        set_state(tx, caller, &wf, from, to, &reason).await?;
-        let row = find(tx, caller.tenant_id, id)
-            .await?
-            .ok_or(Error::not_found("workflow"))?;
+        let row = apply_workflow_op(&mut write.tx, caller, id, op, &reason).await?;
         let workflow = row.to_api();
         write.finish(workflow).await
     }
@@ -227,4 +185,60 @@ impl ControlPlane {
             })
             .await
     }
+}
+
+/// One operator action on workflow `id` inside `tx` (cancel also cancels its
+/// open tasks and fails its open activations), recorded with `reason`. The
+/// single-workflow routes and bulk actions ([`crate::bulk`]) both go through
+/// it. An action that does not apply fails before any write.
+pub(crate) async fn apply_workflow_op(
+    tx: &mut crate::store::Tx,
+    caller: &Caller,
+    id: Uuid,
+    op: WorkflowOp,
+    reason: &str,
+) -> Result<super::rows::WorkflowRow> {
+    let wf = find_for_update(tx, caller.tenant_id, id).await?;
+    let from = wf.state();
+    let mut to = workflow_transition(op, from)?;
+    if op == WorkflowOp::Resume {
+        let (claimed,): (i64,) = on_db!(tx, c => sqlx::query_as("SELECT COUNT(*) FROM tasks WHERE workflow_id = $1 AND claimed_at IS NOT NULL OR (workflow_id = $1 AND state <> 'pending')")
+                .bind(id).fetch_one(c).await)?;
+        if claimed == 0 {
+            to = WorkflowState::Pending;
+        }
+    }
+    if op == WorkflowOp::Cancel {
+        let open: Vec<TaskRow> = on_db!(tx, c => sqlx::query_as(concat!(
+                "SELECT ", task_columns!(), " FROM tasks WHERE workflow_id = $1 AND state NOT IN ('completed', 'cancelled') ORDER BY created_at, id"
+            ))
+            .bind(id)
+            .fetch_all(c)
+            .await)?;
+        let now = Timestamp::now().as_datetime();
+        for mut task in open {
+            let task_from = task.state()?;
+            let task_to = tasks::state::transition(tasks::state::TaskOp::Cancel, task_from)?;
+            let before = task.clone();
+            task.state = task_to.as_str().into();
+            task.completed_at = Some(now);
+            task.updated_at = now;
+            tasks::rows::save(tx, &task).await?;
+            tasks::rows::record_change(
+                tx,
+                caller,
+                &before,
+                tasks::state::TaskOp::Cancel,
+                (task_from, task_to),
+                "workflow cancelled",
+            )
+            .await?;
+        }
+        activations::fail_open(tx, caller, &wf, "workflow cancelled").await?;
+    }
+    set_state(tx, caller, &wf, from, to, reason).await?;
+    let row = find(tx, caller.tenant_id, id)
+        .await?
+        .ok_or(Error::not_found("workflow"))?;
+    Ok(row)
 }

@@ -33,6 +33,7 @@ mod settle;
 pub mod state;
 mod work_items;
 
+pub(crate) use actions::apply_workflow_op;
 pub(crate) use launch::launch_in;
 pub(crate) use progress::after_task_change;
 pub use state::{WorkflowOp, workflow_transition};

@@ -55,6 +55,8 @@ groups! {
     logs,
     events,
     remote_mcp,
+    webhooks,
+    bulk_actions,
     environments,
     schedules,
     fleet,

@@ -10,6 +10,7 @@ mod acp;
 mod agents;
 mod api_keys;
 mod auth;
+mod bulk_actions;
 mod catalog;
 mod environments;
 mod events;
@@ -22,6 +23,7 @@ mod schedules;
 mod settings;
 mod tasks;
 mod tenants;
+mod webhooks;
 mod worker_channel;
 mod workflows;
 mod workspaces;
@@ -730,6 +732,46 @@ pub(crate) fn table() -> Vec<Route> {
             M::GET,
             "/api/v1/remote-mcp-servers/oauth/callback",
             remote_mcp::oauth_callback,
+        ),
+        // Bulk actions (issue 32)
+        Route::scoped(M::GET, "/api/v1/bulk-actions", Admin, bulk_actions::list),
+        Route::scoped(M::POST, "/api/v1/bulk-actions", Admin, bulk_actions::create),
+        Route::scoped(
+            M::GET,
+            "/api/v1/bulk-actions/{id}",
+            Admin,
+            bulk_actions::get,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/bulk-actions/{id}/cancel",
+            Admin,
+            bulk_actions::cancel,
+        ),
+        // Outbound webhooks (issue 32)
+        Route::scoped(M::GET, "/api/v1/webhooks", Admin, webhooks::list),
+        Route::scoped(M::POST, "/api/v1/webhooks", Admin, webhooks::create),
+        Route::scoped(M::GET, "/api/v1/webhooks/{id}", Admin, webhooks::get),
+        Route::scoped(M::PATCH, "/api/v1/webhooks/{id}", Admin, webhooks::update),
+        Route::scoped(M::DELETE, "/api/v1/webhooks/{id}", Admin, webhooks::delete),
+        Route::scoped(
+            M::POST,
+            "/api/v1/webhooks/{id}/rotate-secret",
+            Admin,
+            webhooks::rotate_secret,
+        ),
+        Route::scoped(M::POST, "/api/v1/webhooks/{id}/test", Admin, webhooks::test),
+        Route::scoped(
+            M::GET,
+            "/api/v1/webhooks/{id}/deliveries",
+            Admin,
+            webhooks::deliveries,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
+            Admin,
+            webhooks::redeliver,
         ),
         // The operator dashboard (embedded assets; client-side routes under /ui)
         Route::public(M::GET, "/", crate::dashboard::index).unlimited(),

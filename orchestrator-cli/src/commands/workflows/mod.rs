@@ -17,7 +17,9 @@ use crate::config;
 use crate::output::{self, fields};
 use clap::{Args, Subcommand};
 use orchestrator_client::Client;
-use orchestrator_client::api::{TaskState, Workflow, WorkflowDetail, WorkflowState};
+use orchestrator_client::api::{
+    BulkActionKind, TaskState, Workflow, WorkflowDetail, WorkflowState,
+};
 use uuid::Uuid;
 
 #[derive(Debug, Subcommand)]
@@ -51,11 +53,11 @@ pub enum WorkflowsCommand {
     /// Start a new attempt of a workflow.
     Redrive(RedriveArgs),
     /// Pause a workflow (its tasks are not claimed meanwhile).
-    Pause(IdArg),
+    Pause(BulkIdArg),
     /// Resume a paused workflow.
-    Resume(IdArg),
+    Resume(BulkIdArg),
     /// Cancel a workflow and its open tasks.
-    Cancel(IdArg),
+    Cancel(BulkIdArg),
     /// Show the board: work items by column.
     Board(IdArg),
     /// The operations rail: workflows live, recently ended or in history,
@@ -105,6 +107,47 @@ pub struct WorkspaceArgs {
 #[derive(Debug, Args)]
 pub struct IdArg {
     pub id: Uuid,
+}
+
+/// One workflow by id, or every workflow matching `--filter` (a bulk
+/// action).
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  orch workflows pause 9a1e…\n  orch workflows cancel --filter state=active,workspace=… --dry-run\n  orch workflows resume --filter state=paused --yes"
+)]
+pub struct BulkIdArg {
+    #[arg(required_unless_present = "filter", conflicts_with = "filter")]
+    pub id: Option<Uuid>,
+    #[command(flatten)]
+    pub bulk: crate::commands::bulk::BulkArgs,
+}
+
+impl BulkIdArg {
+    /// The single-workflow form, or the bulk action over the filter.
+    async fn run(
+        self,
+        global: &GlobalOpts,
+        client: &Client,
+        action: BulkActionKind,
+    ) -> anyhow::Result<()> {
+        use orchestrator_client::api::BulkTarget;
+        let Some(id) = self.id else {
+            return crate::commands::bulk::run(
+                global,
+                client,
+                BulkTarget::Workflows,
+                action,
+                &self.bulk,
+                None,
+            )
+            .await;
+        };
+        let args = IdArg { id };
+        match action {
+            BulkActionKind::Cancel => steer::cancel(global, client, args).await,
+            other => steer::act(global, client, args, other.as_str()).await,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -323,9 +366,9 @@ pub async fn run(global: &GlobalOpts, command: WorkflowsCommand) -> anyhow::Resu
         WorkflowsCommand::Get(args) => inspect::get(global, client, args).await,
         WorkflowsCommand::Events(args) => inspect::events(global, client, args).await,
         WorkflowsCommand::Redrive(args) => steer::redrive(global, client, args).await,
-        WorkflowsCommand::Pause(args) => steer::act(global, client, args, "pause").await,
-        WorkflowsCommand::Resume(args) => steer::act(global, client, args, "resume").await,
-        WorkflowsCommand::Cancel(args) => steer::cancel(global, client, args).await,
+        WorkflowsCommand::Pause(args) => args.run(global, client, BulkActionKind::Pause).await,
+        WorkflowsCommand::Resume(args) => args.run(global, client, BulkActionKind::Resume).await,
+        WorkflowsCommand::Cancel(args) => args.run(global, client, BulkActionKind::Cancel).await,
         WorkflowsCommand::Rail(args) => inspect::rail(global, client, args).await,
         WorkflowsCommand::Workspace(args) => inspect::workspace(global, client, args).await,
         WorkflowsCommand::Board(args) => inspect::board(global, client, args).await,
