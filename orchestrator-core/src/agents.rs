@@ -8,6 +8,7 @@
 //! task. `issue_api_key: true` issues an agent-scope key bound to the new
 //! agent (shown once in `api_key`).
 
+use crate::store::StoredJson;
 use crate::api::{
     Agent, AgentProtocol, AgentTools, ExecutionMode, HeartbeatAck, Page, PageRequest,
     RegisterAgent, Scope, Timestamp,
@@ -42,9 +43,9 @@ pub(crate) struct AgentRow {
     pub worker_id: Option<Uuid>,
     pub heartbeat_interval_seconds: i32,
     pub tools: Json<AgentTools>,
-    pub metadata: Json<Value>,
-    pub acp: Option<Json<Value>>,
-    pub profile: Option<Json<Value>>,
+    pub metadata: StoredJson,
+    pub acp: Option<StoredJson>,
+    pub profile: Option<StoredJson>,
     pub last_heartbeat_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

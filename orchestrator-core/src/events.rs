@@ -2,6 +2,7 @@
 //! transaction as the change, and the event reaches subscribers only after
 //! that transaction commits (see [`crate::store::Tx::commit`]).
 
+use crate::store::StoredJson;
 use crate::api::{Event, Timestamp};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
@@ -49,7 +50,7 @@ struct EventRow {
     workspace_id: Option<Uuid>,
     actor_type: Option<String>,
     actor_id: Option<Uuid>,
-    data: Json<Value>,
+    data: StoredJson,
     created_at: DateTime<Utc>,
 }
 

@@ -14,6 +14,7 @@
 //! Each change is its own transaction with its events, acted by the
 //! `system` owner.
 
+use crate::store::StoredJson;
 use crate::api::{Scope, TaskError, TaskState, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -24,7 +25,6 @@ use crate::tasks::state::{TaskOp, transition};
 use crate::tasks::{self, TaskRow};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 /// What one sweep changed.
@@ -168,7 +168,7 @@ impl ControlPlane {
                 "the assigned agent stopped sending heartbeats".to_owned(),
             )
         };
-        row.error = Some(Json(serde_json::to_value(TaskError {
+        row.error = Some(StoredJson(serde_json::to_value(TaskError {
             category: Some(category.into()),
             message: Some(message),
             recoverable: Some(to == TaskState::Pending),

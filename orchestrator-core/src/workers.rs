@@ -4,6 +4,7 @@
 //! `online` or `offline` (after 2 x the heartbeat interval without a
 //! heartbeat, set by the liveness monitor).
 
+use crate::store::StoredJson;
 use crate::agents::{self, NewAgent};
 use crate::api::{
     AgentProtocol, CONNECTION_MODES, Page, PageRequest, RegisterWorker, RegisteredWorker,
@@ -34,12 +35,12 @@ struct WorkerRow {
     runtime_type: String,
     connection_mode: String,
     routing_tags: Json<Vec<String>>,
-    host_info: Json<Value>,
+    host_info: StoredJson,
     heartbeat_interval_seconds: i32,
-    metadata: Json<Value>,
+    metadata: StoredJson,
     status: String,
     current_task_id: Option<Uuid>,
-    metrics: Option<Json<Value>>,
+    metrics: Option<StoredJson>,
     last_heartbeat_at: DateTime<Utc>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,

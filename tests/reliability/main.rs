@@ -4,6 +4,7 @@
 
 mod claims;
 mod combined;
+mod deep;
 mod fixtures;
 mod group_commit;
 mod hostile;

@@ -1,6 +1,7 @@
 //! The session rows and `/acp/sessions`: create (or reuse), heartbeat,
 //! close, list, read.
 
+use crate::store::StoredJson;
 use crate::agents::AgentRow;
 use crate::api::{
     AcpHeartbeat, AcpLiveStatus, AcpMode, AcpSession, AcpSessionFilter, AcpSessionStatus,
@@ -32,7 +33,7 @@ pub(crate) struct SessionRow {
     pub mode: String,
     pub status: String,
     pub workspace_path: Option<String>,
-    pub metadata: Json<Value>,
+    pub metadata: StoredJson,
     pub last_heartbeat_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

@@ -3,6 +3,7 @@
 //! escalation, approve output, cancel. Each is one transition of
 //! [`crate::tasks::state`] and its workflow consequences.
 
+use crate::store::StoredJson;
 use crate::api::{Task, TaskAction, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -11,7 +12,6 @@ use crate::idempotency::{Storage, begin_write};
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use serde_json::{Value, json};
-use sqlx::types::Json;
 use uuid::Uuid;
 
 impl ControlPlane {
@@ -113,7 +113,7 @@ impl ControlPlane {
                 row.preferred_worker_id = request.preferred_worker_id;
             }
             TaskOp::Skip => {
-                row.output = Some(Json(json!({ "skipped": true, "reason": reason })));
+                row.output = Some(StoredJson(json!({ "skipped": true, "reason": reason })));
                 row.completed_at = Some(now);
             }
             TaskOp::ResolveEscalation => {

@@ -24,6 +24,7 @@ mod combine;
 mod deferred;
 mod group_commit;
 mod notify;
+mod stored_json;
 mod writer_thread;
 pub(crate) use combine::{Combine, Combined, Post};
 pub(crate) use deferred::{DeferKind, Deferred, WithParts, arg_count, push_arg};
@@ -31,6 +32,7 @@ pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
 pub(crate) use notify::PgNotifier;
 use notify::{spawn_listener, spawn_notifier};
+pub use stored_json::{StoredJson, UNREADABLE_KEY};
 use writer_thread::WriterThread;
 
 use crate::api::Event;

@@ -1,5 +1,6 @@
 //! Handoffs: what one task's holder leaves for the next.
 
+use crate::store::StoredJson;
 use crate::api::{CreateHandoff, Handoff, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -34,7 +35,7 @@ struct HandoffRow {
     task_id: Uuid,
     sequence: i32,
     agent_id: Option<Uuid>,
-    body: Json<Value>,
+    body: StoredJson,
     created_at: DateTime<Utc>,
 }
 

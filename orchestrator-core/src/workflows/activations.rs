@@ -3,6 +3,7 @@
 //! in the transactions that make them due (see the module docs of
 //! [`super`]).
 
+use crate::store::StoredJson;
 use super::MAX_ACTIVATION_ATTEMPTS;
 use super::rows::{WorkflowRow, find, find_for_update};
 use crate::api::{Activation, Applied, EnqueueActivation, TaskState, Timestamp};
@@ -26,11 +27,11 @@ struct ActivationRow {
     workflow_id: Uuid,
     reason: String,
     event_type: String,
-    payload: Json<Value>,
+    payload: StoredJson,
     status: String,
     task_id: Option<Uuid>,
     attempts: i32,
-    error: Option<Json<Value>>,
+    error: Option<StoredJson>,
     started_at: Option<DateTime<Utc>>,
     completed_at: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,

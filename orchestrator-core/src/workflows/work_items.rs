@@ -4,6 +4,7 @@
 //! `completed_at`, moving out clears it. A work item whose stage names a
 //! pending stage activates that stage.
 
+use crate::store::StoredJson;
 use super::rows::{find, find_for_update};
 use crate::api::{CreateWorkItem, Priority, Timestamp, UpdateWorkItem, WorkItem};
 use crate::caller::Caller;
@@ -14,7 +15,7 @@ use crate::idempotency::{Storage, begin_write};
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::TaskRow;
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 use sqlx::types::Json;
 use uuid::Uuid;
 
@@ -35,7 +36,7 @@ struct WorkItemRow {
     stage_name: Option<String>,
     column_id: String,
     priority: String,
-    metadata: Json<Value>,
+    metadata: StoredJson,
     completed_at: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -276,7 +277,7 @@ impl ControlPlane {
             row.priority = p.as_str().into();
         }
         if let Some(m) = &request.metadata {
-            row.metadata = Json(m.clone());
+            row.metadata = StoredJson(m.clone());
         }
         let completed_now =
             request.column_id.as_deref() == Some("done") && row.completed_at.is_none();

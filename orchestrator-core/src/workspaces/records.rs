@@ -1,5 +1,6 @@
 //! The `/workspaces` records: create, list, get and patch.
 
+use crate::store::StoredJson;
 use super::memory::check_memory_size;
 use super::repository::{check_token_host, validate_branch, validate_repository_url};
 use super::rows::{
@@ -234,7 +235,7 @@ impl ControlPlane {
             row.default_branch = Some(branch.clone()).filter(|b| !b.is_empty());
         }
         if let Some(settings) = settings {
-            row.settings = Json(settings);
+            row.settings = StoredJson(settings);
         }
         if let Some(is_active) = request.is_active {
             row.is_active = is_active;

@@ -1,5 +1,6 @@
 //! The workspace spec (versioned) and the workspace timeline.
 
+use crate::store::StoredJson;
 use super::records::object_field;
 use super::rows::{lock_workspace, require_workspace};
 use crate::api::workspaces::{MAX_MEMORY_BYTES, PutWorkspaceSpec, WorkspaceSpec};
@@ -18,7 +19,7 @@ use uuid::Uuid;
 #[derive(sqlx::FromRow)]
 pub(crate) struct SpecRow {
     version: i32,
-    spec: Json<Value>,
+    spec: StoredJson,
     created_at: DateTime<Utc>,
 }
 
