@@ -8,7 +8,6 @@
 //! task. `issue_api_key: true` issues an agent-scope key bound to the new
 //! agent (shown once in `api_key`).
 
-use crate::store::StoredJson;
 use crate::api::{
     Agent, AgentProtocol, AgentTools, ExecutionMode, HeartbeatAck, Page, PageRequest,
     RegisterAgent, Scope, Timestamp,
@@ -19,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
 use crate::keys::{self, NewKey};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tags::normalise_tags;
 use chrono::{DateTime, Utc};

@@ -2,10 +2,10 @@
 //! transaction as the change, and the event reaches subscribers only after
 //! that transaction commits (see [`crate::store::Tx::commit`]).
 
-use crate::store::StoredJson;
 use crate::api::{Event, Timestamp};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Db, DeferKind, Tx, WithParts, arg_count, on_db, push_arg};
 use chrono::{DateTime, Utc};
 use serde_json::Value;

@@ -14,12 +14,12 @@
 //! Each change is its own transaction with its events, acted by the
 //! `system` owner.
 
-use crate::store::StoredJson;
 use crate::api::{Scope, TaskError, TaskState, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
 use crate::events::{self, NewEvent};
+use crate::store::StoredJson;
 use crate::store::on_db;
 use crate::tasks::state::{TaskOp, transition};
 use crate::tasks::{self, TaskRow};

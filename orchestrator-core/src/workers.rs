@@ -4,7 +4,6 @@
 //! `online` or `offline` (after 2 x the heartbeat interval without a
 //! heartbeat, set by the liveness monitor).
 
-use crate::store::StoredJson;
 use crate::agents::{self, NewAgent};
 use crate::api::{
     AgentProtocol, CONNECTION_MODES, Page, PageRequest, RegisterWorker, RegisteredWorker,
@@ -19,6 +18,7 @@ use crate::fleet;
 use crate::idempotency::{Storage, begin_write};
 use crate::keys::{self, NewKey};
 use crate::lifecycle::claim::{check_claim_environment, claim, claim_filtered, claimer_tags};
+use crate::store::StoredJson;
 use crate::store::{Access, on_db};
 use crate::tags::normalise_tags;
 use chrono::{DateTime, Utc};

@@ -11,6 +11,7 @@ mod hostile;
 mod input;
 mod isolation;
 mod limits;
+mod outage;
 mod raw;
 mod references;
 mod secrets;

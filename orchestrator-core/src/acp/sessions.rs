@@ -1,7 +1,6 @@
 //! The session rows and `/acp/sessions`: create (or reuse), heartbeat,
 //! close, list, read.
 
-use crate::store::StoredJson;
 use crate::agents::AgentRow;
 use crate::api::{
     AcpHeartbeat, AcpLiveStatus, AcpMode, AcpSession, AcpSessionFilter, AcpSessionStatus,
@@ -11,6 +10,7 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};

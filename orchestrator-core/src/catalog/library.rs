@@ -1,13 +1,13 @@
 //! The tenant-local library that imports fill: specialists and skills, how
 //! a catalog item matches a local one, and free names for copies.
 
-use crate::store::StoredJson;
 use crate::api::catalog::{CatalogArtifactType, LibraryItem, LocalMatch};
 use crate::api::playbooks::Provenance;
 use crate::api::{Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, on_db};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

@@ -2,7 +2,6 @@
 //! catalog), list, get, patch, delete, verify and the support posture. Every
 //! write records an `execution_environment.*` event in its transaction.
 
-use crate::store::StoredJson;
 use crate::api::environments::{
     CompatibilityStatus, CreateExecutionEnvironment, CreateFromCatalog, EnvironmentCatalogEntry,
     EnvironmentFilter, ExecutionEnvironment, PatchExecutionEnvironment, SetSupportStatus,
@@ -19,6 +18,7 @@ use crate::environments::{catalog, fields, probe};
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{Tx, on_db};
 use serde_json::{Value, json};
 use sqlx::types::Json;

@@ -1,12 +1,12 @@
 //! The `execution_environments` table: the row, its columns, reads and the
 //! write of its mutable columns.
 
-use crate::store::StoredJson;
 use crate::api::Timestamp;
 use crate::api::environments::{
     CompatibilityStatus, ExecutionEnvironment, PullPolicy, SourceKind, SupportStatus,
 };
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, is_unique_violation, on_db};
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;

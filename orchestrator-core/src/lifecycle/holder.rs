@@ -4,7 +4,6 @@
 //! platform log row, and the workflow's consequences
 //! ([`crate::workflows::after_task_change`]).
 
-use crate::store::StoredJson;
 use crate::api::{
     CompleteTask, FailTask, Scope, StartTask, Task, TaskArtifact, TaskError, TaskState, Timestamp,
 };
@@ -13,6 +12,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{IdempotentWrite, Storage, begin_write};
 use crate::lifecycle::fast_path::{Completion, Completions, Start, Starts};
+use crate::store::StoredJson;
 use crate::store::{Combine, Combined, Post, Tx};
 use crate::tasks::acting::Acting;
 use crate::tasks::artifacts::store_artifact;

@@ -3,12 +3,12 @@
 //! escalation, approve output, cancel. Each is one transition of
 //! [`crate::tasks::state`] and its workflow consequences.
 
-use crate::store::StoredJson;
 use crate::api::{Task, TaskAction, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{Storage, begin_write};
+use crate::store::StoredJson;
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use serde_json::{Value, json};

@@ -1,9 +1,9 @@
 //! Reading stored rows: the selected columns, the row type and its wire
 //! form (with a short error summary for list views).
 
-use crate::store::StoredJson;
 use crate::api::{LogCategory, LogDetail, LogLevel, LogRow, LogSource, LogStatus};
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Dialect, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::Value;

@@ -1,9 +1,9 @@
 //! The `playbooks` table: one row per revision, the reads of a family's
 //! current or any revision, and the workflows that reference a family.
 
-use crate::store::StoredJson;
 use crate::api::playbooks::{Lifecycle, Playbook, PlaybookSummary, Provenance, WorkflowReferences};
 use crate::error::Result;
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

@@ -1,12 +1,12 @@
 //! Handoffs: what one task's holder leaves for the next.
 
-use crate::store::StoredJson;
 use crate::api::{CreateHandoff, Handoff, Timestamp};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{Access, on_db};
 use crate::tasks::acting::Acting;
 use crate::tasks::rows::{find, find_for_update};

@@ -2,7 +2,6 @@
 //! its mutable columns, and the record of a change of state (event and
 //! platform log row in the same transaction).
 
-use crate::store::StoredJson;
 use crate::api::{
     ExecutionBackend, LogCategory, LogLevel, LogStatus, Priority, Task, TaskKind, TaskState,
 };
@@ -10,6 +9,7 @@ use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::logs::{self, PlatformLog};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::state::TaskOp;
 use chrono::{DateTime, Utc};

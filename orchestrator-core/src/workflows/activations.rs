@@ -3,7 +3,6 @@
 //! in the transactions that make them due (see the module docs of
 //! [`super`]).
 
-use crate::store::StoredJson;
 use super::MAX_ACTIVATION_ATTEMPTS;
 use super::rows::{WorkflowRow, find, find_for_update};
 use crate::api::{Activation, Applied, EnqueueActivation, TaskState, Timestamp};
@@ -13,6 +12,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::create::NewTask;
 use crate::tasks::{self, TaskRow};

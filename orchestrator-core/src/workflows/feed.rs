@@ -4,12 +4,12 @@
 //! `gate_id` match the same keys in the event's data. `limit` defaults to 50
 //! and is clamped to 1..=500.
 
-use crate::store::StoredJson;
 use super::rows::find;
 use crate::api::{Event, EventFeed, WorkflowEventQuery};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::on_db;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

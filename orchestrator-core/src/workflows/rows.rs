@@ -1,11 +1,11 @@
 //! The `workflows` table: the row, reads (for change), and state changes
 //! with their `workflow.state_changed` event.
 
-use crate::store::StoredJson;
 use crate::api::{InitialInputPacket, LiveVisibilityMode, Timestamp, Workflow, WorkflowState};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::json;

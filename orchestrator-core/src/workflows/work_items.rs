@@ -4,7 +4,6 @@
 //! `completed_at`, moving out clears it. A work item whose stage names a
 //! pending stage activates that stage.
 
-use crate::store::StoredJson;
 use super::rows::{find, find_for_update};
 use crate::api::{CreateWorkItem, Priority, Timestamp, UpdateWorkItem, WorkItem};
 use crate::caller::Caller;
@@ -12,6 +11,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::TaskRow;
 use chrono::{DateTime, Utc};

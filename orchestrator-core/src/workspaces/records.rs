@@ -1,6 +1,5 @@
 //! The `/workspaces` records: create, list, get and patch.
 
-use crate::store::StoredJson;
 use super::memory::check_memory_size;
 use super::repository::{check_token_host, validate_branch, validate_repository_url};
 use super::rows::{
@@ -13,6 +12,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{contains_pattern, is_unique_violation, on_db};
 use crate::tenants::{slugify, validate_slug};
 use serde_json::{Map, Value, json};

@@ -2,11 +2,11 @@
 //! locked read for a change), the shared row update, and the workflow
 //! summary the workflows module shows beside a workspace.
 
-use crate::store::StoredJson;
 use crate::api::Timestamp;
 use crate::api::workspaces::{Workspace, WorkspaceSummary};
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, is_unique_violation, on_db};
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;

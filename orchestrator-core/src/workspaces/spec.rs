@@ -1,6 +1,5 @@
 //! The workspace spec (versioned) and the workspace timeline.
 
-use crate::store::StoredJson;
 use super::records::object_field;
 use super::rows::{lock_workspace, require_workspace};
 use crate::api::workspaces::{MAX_MEMORY_BYTES, PutWorkspaceSpec, WorkspaceSpec};
@@ -10,6 +9,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage};
+use crate::store::StoredJson;
 use crate::store::on_db;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
