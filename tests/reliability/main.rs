@@ -16,3 +16,4 @@ mod raw;
 mod references;
 mod secrets;
 mod sessions;
+mod wal;

@@ -284,7 +284,8 @@ impl Store {
                 // are touched), and a 16 MiB page cache per connection (the
                 // default is 2 MiB) so a write batch's index pages stay hot.
                 .pragma("mmap_size", "268435456")
-                .pragma("cache_size", "-16384");
+                .pragma("cache_size", "-16384")
+                .pragma("journal_size_limit", checkpoint::JOURNAL_SIZE_LIMIT);
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
