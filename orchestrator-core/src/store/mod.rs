@@ -211,6 +211,10 @@ impl Store {
                     // whole cluster; never let one linger.
                     ("idle_in_transaction_session_timeout", "60000"),
                     ("statement_timeout", "60000"),
+                    // Plan each execution with its values: a generic plan
+                    // cached while a table was empty would keep scanning it
+                    // after it grew (issue 33, defect 9).
+                    ("plan_cache_mode", "force_custom_plan"),
                 ]);
             let pool = PgPoolOptions::new()
                 // One more for the LISTEN connection, which stays checked out.
@@ -225,6 +229,11 @@ impl Store {
                 .run(&pool)
                 .await
                 .map_err(Error::internal)?;
+            // Fresh statistics for the hot tables, whatever autovacuum does.
+            sqlx::raw_sql("ANALYZE tasks, events, logs")
+                .execute(&pool)
+                .await
+                .map_err(unavailable)?;
             let listener = spawn_listener(pool.clone(), wake.clone());
             let notifier = Arc::new(PgNotifier::default());
             let notifier_task = spawn_notifier(pool.clone(), notifier.clone());

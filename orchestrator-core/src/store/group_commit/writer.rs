@@ -3,7 +3,7 @@
 use super::batch::{Batch, Failed, Outcome, flush_deferred};
 use super::slot::{Slot, abort_batch, conn, roll_back, rollback_all, tell_failed};
 use super::{GroupCommit, Opener, Policy, ROLLBACK_TO, SAVEPOINT, Turn, WriterConn};
-use crate::error::{Error, NotCommitted, Result};
+use crate::error::{DbFault, Error, NotCommitted, Result, db_fault};
 use crate::store::health::PROBE_TIMEOUT;
 use crate::store::{Buses, Topic};
 use std::sync::Arc;
@@ -168,11 +168,18 @@ impl Writer {
             let begin = self.opener.begin_sql(!unguarded);
             if let Err(e) = conn(slot).run(begin).await {
                 self.buses.3.saw_sqlx(&e);
-                // No member yet: nothing to fail but this request.
+                // No member yet: nothing to fail but this request, which
+                // wrote nothing and may run again when the connection was
+                // lost (the next turn opens a new one).
                 slot.in_request = false;
                 slot.batch = None;
                 rollback_all(slot, &e).await;
-                return Err(e.into());
+                return Err(match db_fault(&e) {
+                    Some(DbFault::Unreachable) => {
+                        Error::Unavailable(Box::new(NotCommitted(e.to_string())))
+                    }
+                    _ => e.into(),
+                });
             }
             if unguarded {
                 slot.unguarded = Some(0);
