@@ -483,3 +483,63 @@ async fn scopes_are_ranked_and_enforced() {
         .unwrap_err();
     assert_eq!(escalation.status(), Some(403));
 }
+
+/// Contract rule 4 (Authentication): the cookie flow carries the CSRF cookie
+/// *and* the `x-csrf-token` header, equal to each other (and to the
+/// session's token). The header alone, or a cookie that disagrees with it,
+/// is refused, for refresh and for cookie-authenticated writes.
+#[tokio::test]
+async fn cookie_flows_need_the_csrf_cookie_and_header_together() {
+    let server = TestServer::start().await;
+    let http = server.http();
+    let login = exchange(&server, json!({ "api_key": server.admin_key })).await;
+    let access = cookie_value(set_cookie(&login, "service_access_token"));
+    let refresh = cookie_value(set_cookie(&login, "service_refresh_token"));
+    let csrf = cookie_value(set_cookie(&login, "service_csrf_token"));
+    let without_csrf_cookie =
+        format!("service_access_token={access}; service_refresh_token={refresh}");
+    let other_csrf_cookie = format!("{without_csrf_cookie}; service_csrf_token=planted");
+
+    for cookies in [&without_csrf_cookie, &other_csrf_cookie] {
+        let refused = http
+            .post(server.at("/api/v1/auth/refresh"))
+            .header(COOKIE, cookies)
+            .header("x-csrf-token", &csrf)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED, "{cookies}");
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+
+        let write = http
+            .post(server.at("/api/v1/api-keys"))
+            .header(COOKIE, cookies)
+            .header("x-csrf-token", &csrf)
+            .json(&json!({ "scope": "agent", "name": "half csrf" }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(write.status(), StatusCode::UNAUTHORIZED, "{cookies}");
+    }
+    let keys = server
+        .admin()
+        .api_keys()
+        .list(Default::default())
+        .await
+        .unwrap();
+    assert!(keys.items.iter().all(|k| k.name != "half csrf"));
+
+    // The refused refreshes rotated nothing: the full flow still works.
+    let refreshed = http
+        .post(server.at("/api/v1/auth/refresh"))
+        .header(
+            COOKIE,
+            format!("{without_csrf_cookie}; service_csrf_token={csrf}"),
+        )
+        .header("x-csrf-token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refreshed.status(), StatusCode::OK);
+}

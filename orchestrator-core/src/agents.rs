@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
 use crate::keys::{self, NewKey};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tags::normalise_tags;
 use chrono::{DateTime, Utc};
@@ -42,9 +43,9 @@ pub(crate) struct AgentRow {
     pub worker_id: Option<Uuid>,
     pub heartbeat_interval_seconds: i32,
     pub tools: Json<AgentTools>,
-    pub metadata: Json<Value>,
-    pub acp: Option<Json<Value>>,
-    pub profile: Option<Json<Value>>,
+    pub metadata: StoredJson,
+    pub acp: Option<StoredJson>,
+    pub profile: Option<StoredJson>,
     pub last_heartbeat_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

@@ -59,6 +59,11 @@ pub enum Error {
     VerificationFailed { message: String, details: Value },
     #[error("the database is not reachable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The database refused a write because its disk is full: not a fault
+    /// of the request, and not an unreachable database either (the message
+    /// says so, for the operator).
+    #[error("the database's disk is full: writes fail until space is freed")]
+    StorageFull(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// A bug or an infrastructure failure; the source goes to the log, never to
     /// the client.
     #[error("internal error")]
@@ -168,7 +173,7 @@ impl Error {
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::VerificationFailed { .. } => ErrorCode::VerificationFailed,
-            Self::Unavailable(_) => ErrorCode::ServiceUnavailable,
+            Self::Unavailable(_) | Self::StorageFull(_) => ErrorCode::ServiceUnavailable,
             Self::Internal(_) => ErrorCode::InternalError,
         }
     }
@@ -213,12 +218,133 @@ impl Error {
     }
 }
 
+/// What a database error says about the database itself, beside the
+/// request that met it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbFault {
+    /// The connection is gone or the server is shutting down (SQLSTATE
+    /// class 08, `57P01`-`57P03`, a broken socket, a pool that gave up).
+    Unreachable,
+    /// The disk is full (PostgreSQL `53100`, SQLite `SQLITE_FULL`, `ENOSPC`).
+    DiskFull,
+}
+
+/// The database-wide fault `error` reports, if any.
+pub fn db_fault(error: &sqlx::Error) -> Option<DbFault> {
+    const ENOSPC: i32 = 28;
+    match error {
+        sqlx::Error::Io(e) if e.raw_os_error() == Some(ENOSPC) => Some(DbFault::DiskFull),
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => Some(DbFault::Unreachable),
+        sqlx::Error::Database(db) => sqlstate_fault(db.code().as_deref()?),
+        // A deferred-row flush reports its cause as text (store::batch).
+        sqlx::Error::Protocol(message) => text_fault(message),
+        _ => None,
+    }
+}
+
+/// The fault named by a SQLSTATE (PostgreSQL) or result code (SQLite).
+fn sqlstate_fault(code: &str) -> Option<DbFault> {
+    match code {
+        // disk_full; SQLITE_FULL (13)
+        "53100" | "13" => Some(DbFault::DiskFull),
+        // admin_shutdown, crash_shutdown, cannot_connect_now
+        "57P01" | "57P02" | "57P03" => Some(DbFault::Unreachable),
+        // connection_exception and its subclasses
+        c if c.starts_with("08") && c.len() == 5 => Some(DbFault::Unreachable),
+        _ => None,
+    }
+}
+
+/// The fault of an error known only by its text (an error wrapped as a
+/// message on its way through a write batch).
+pub fn text_fault(message: &str) -> Option<DbFault> {
+    let lower = message.to_ascii_lowercase();
+    if [
+        "53100",
+        "disk is full",
+        "database or disk is full",
+        "no space left",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
+    {
+        return Some(DbFault::DiskFull);
+    }
+    [
+        "57p01",
+        "57p02",
+        "57p03",
+        "terminating connection",
+        "connection reset",
+        "connection refused",
+        "broken pipe",
+        "unexpected eof",
+        "pool timed out",
+        "the database is not reachable",
+        "error communicating with database",
+    ]
+    .iter()
+    .any(|m| lower.contains(m))
+    .then_some(DbFault::Unreachable)
+}
+
+/// A write batch that failed before its `COMMIT` was sent: nothing of the
+/// request was written, so running it again is safe.
+#[derive(Debug, thiserror::Error)]
+#[error("the write batch failed before its commit was sent: {0}")]
+pub struct NotCommitted(pub String);
+
+impl Error {
+    /// Whether the request failed in a write batch that never sent its
+    /// commit ([`NotCommitted`]): it wrote nothing and may run again.
+    pub fn nothing_committed(&self) -> bool {
+        matches!(self, Self::Unavailable(source) if source.is::<NotCommitted>())
+    }
+
+    /// The error for a database fault, keeping its cause for the log.
+    pub fn from_fault(
+        fault: DbFault,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        match fault {
+            DbFault::Unreachable => Self::Unavailable(source.into()),
+            DbFault::DiskFull => Self::StorageFull(source.into()),
+        }
+    }
+
+    /// The database fault behind this error, if it is one (an internal
+    /// error is searched through its causes).
+    pub fn fault(&self) -> Option<DbFault> {
+        match self {
+            Self::Unavailable(_) => Some(DbFault::Unreachable),
+            Self::StorageFull(_) => Some(DbFault::DiskFull),
+            Self::Internal(source) => {
+                let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
+                while let Some(e) = cause {
+                    if let Some(sqlx) = e.downcast_ref::<sqlx::Error>()
+                        && let Some(fault) = db_fault(sqlx)
+                    {
+                        return Some(fault);
+                    }
+                    cause = e.source();
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
 impl From<sqlx::Error> for Error {
     fn from(error: sqlx::Error) -> Self {
+        if let Some(fault) = db_fault(&error) {
+            return Self::from_fault(fault, error);
+        }
         match error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                Self::Unavailable(Box::new(error))
-            }
             // PostgreSQL gave up on this transaction because of another one
             // (deadlock detected, serialization failure; SQLite: busy): a
             // concurrent change the caller can retry, not a bug. Nothing was

@@ -5,6 +5,7 @@
 use crate::api::{Event, Timestamp};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Db, DeferKind, Tx, WithParts, arg_count, on_db, push_arg};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -49,7 +50,7 @@ struct EventRow {
     workspace_id: Option<Uuid>,
     actor_type: Option<String>,
     actor_id: Option<Uuid>,
-    data: Json<Value>,
+    data: StoredJson,
     created_at: DateTime<Utc>,
 }
 

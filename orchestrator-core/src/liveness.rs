@@ -19,12 +19,12 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
 use crate::events::{self, NewEvent};
+use crate::store::StoredJson;
 use crate::store::on_db;
 use crate::tasks::state::{TaskOp, transition};
 use crate::tasks::{self, TaskRow};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 /// What one sweep changed.
@@ -158,7 +158,7 @@ impl ControlPlane {
                 "the assigned agent stopped sending heartbeats".to_owned(),
             )
         };
-        row.error = Some(Json(serde_json::to_value(TaskError {
+        row.error = Some(StoredJson(serde_json::to_value(TaskError {
             category: Some(category.into()),
             message: Some(message),
             recoverable: Some(to == TaskState::Pending),

@@ -18,6 +18,7 @@ use crate::fleet;
 use crate::idempotency::{Storage, begin_write};
 use crate::keys::{self, NewKey};
 use crate::lifecycle::claim::{check_claim_environment, claim, claim_filtered, claimer_tags};
+use crate::store::StoredJson;
 use crate::store::{Access, on_db};
 use crate::tags::normalise_tags;
 use chrono::{DateTime, Utc};
@@ -34,12 +35,12 @@ struct WorkerRow {
     runtime_type: String,
     connection_mode: String,
     routing_tags: Json<Vec<String>>,
-    host_info: Json<Value>,
+    host_info: StoredJson,
     heartbeat_interval_seconds: i32,
-    metadata: Json<Value>,
+    metadata: StoredJson,
     status: String,
     current_task_id: Option<Uuid>,
-    metrics: Option<Json<Value>>,
+    metrics: Option<StoredJson>,
     last_heartbeat_at: DateTime<Utc>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,

@@ -22,6 +22,9 @@ use std::time::Instant;
 use tracing::Instrument;
 use uuid::Uuid;
 
+/// The pause before a write that wrote nothing runs again.
+const RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+
 pub(crate) struct App {
     pub core: ControlPlane,
     router: Router,
@@ -178,23 +181,44 @@ impl App {
             caller,
             request_id: request_id.to_owned(),
         };
-        // A bug in a handler answers 500 with the envelope instead of
-        // dropping the connection.
-        let reply = match AssertUnwindSafe(handler(Arc::clone(self), req))
+        // A write whose batch failed before its commit was sent wrote
+        // nothing (a lost connection, another member's failure): it runs
+        // once more, on a fresh connection, before the client hears 503.
+        let again = (upgrade.is_none() && credentials::is_state_changing(&req.parts.method))
+            .then(|| req.replay());
+        let mut result = self.call(handler, req).await;
+        let wrote_nothing = matches!(&result, Err(ApiError::Core(e)) if e.nothing_committed());
+        if let Some(again) = again.filter(|_| wrote_nothing) {
+            tokio::time::sleep(RETRY_PAUSE).await;
+            result = self.call(handler, again).await;
+        }
+        if let Err(ApiError::Core(e)) = &result {
+            self.core.store().saw_fault(e.fault());
+        }
+        Ok(result?.into_response())
+    }
+
+    /// Runs a handler. A bug in it answers 500 with the envelope instead of
+    /// dropping the connection.
+    async fn call(
+        self: &Arc<Self>,
+        handler: &routes::Handler,
+        req: Req,
+    ) -> Result<crate::response::Reply, ApiError> {
+        match AssertUnwindSafe(handler(Arc::clone(self), req))
             .catch_unwind()
             .await
         {
-            Ok(result) => result?,
+            Ok(result) => result,
             Err(panic) => {
                 let message = panic
                     .downcast_ref::<&str>()
                     .map(|s| (*s).to_owned())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "handler panicked".to_owned());
-                return Err(Error::internal(format!("handler panicked: {message}")).into());
+                Err(Error::internal(format!("handler panicked: {message}")).into())
             }
-        };
-        Ok(reply.into_response())
+        }
     }
 
     /// Bearer header first, then the access cookie (with the CSRF rule for

@@ -74,12 +74,16 @@ pub(crate) fn is_state_changing(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
-/// The `x-csrf-token` header, when sent. The core checks it against the
-/// token derived from the session the cookie names
-/// ([`orchestrator_core::auth::sessions::Via::Cookie`]); the CSRF cookie
-/// itself is never trusted, so a planted one proves nothing.
+/// The CSRF proof of a cookie-authenticated request: the `x-csrf-token`
+/// header, but only when the `service_csrf_token` cookie came too with the
+/// same value (the contract's double submit: both, equal). The core then
+/// checks it against the token derived from the session the cookie names
+/// ([`orchestrator_core::auth::sessions::Via::Cookie`]), so a planted cookie
+/// that matches a forged header still proves nothing.
 pub(crate) fn csrf_header(headers: &http::HeaderMap) -> Option<&str> {
-    headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok())
+    let sent = headers.get(CSRF_HEADER).and_then(|v| v.to_str().ok())?;
+    let cookie = cookie_value(headers, CSRF_COOKIE)?;
+    (cookie.trim() == sent.trim()).then_some(sent)
 }
 
 /// `Set-Cookie` values for a newly issued session.

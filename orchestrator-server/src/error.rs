@@ -46,13 +46,28 @@ impl ApiError {
     /// Renders the envelope. Internal causes are logged here, with the
     /// request id, and never sent.
     pub(crate) fn into_response(self, request_id: &str) -> Response<Body> {
-        let code = self.code();
+        // An internal error whose cause is the database going away or its
+        // disk filling up is that, not a bug: 503, however it was wrapped.
+        let this = match self {
+            Self::Core(Error::Internal(source)) => {
+                let e = Error::Internal(source);
+                match e.fault() {
+                    Some(fault) => Self::Core(Error::from_fault(fault, e)),
+                    None => Self::Core(e),
+                }
+            }
+            other => other,
+        };
+        let code = this.code();
         let status = status_of(code);
-        if let Self::Core(Error::Internal(source) | Error::Unavailable(source)) = &self {
+        if let Self::Core(
+            Error::Internal(source) | Error::Unavailable(source) | Error::StorageFull(source),
+        ) = &this
+        {
             tracing::error!(request_id, error = %source, debug = ?source, "request failed");
         }
         let mut extra: Vec<(header::HeaderName, HeaderValue)> = Vec::new();
-        let body = match &self {
+        let body = match &this {
             Self::Core(e) => {
                 if let Error::RateLimited { retry_after_secs } = e {
                     extra.push((header::RETRY_AFTER, HeaderValue::from(*retry_after_secs)));

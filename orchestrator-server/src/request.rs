@@ -22,6 +22,24 @@ pub(crate) struct Req {
 }
 
 impl Req {
+    /// A copy of this request to run again (a write that wrote nothing):
+    /// method, URI, headers and body, without the extensions (an upgrade
+    /// is never run again).
+    pub fn replay(&self) -> Req {
+        let mut parts = http::Request::new(()).into_parts().0;
+        parts.method = self.parts.method.clone();
+        parts.uri = self.parts.uri.clone();
+        parts.version = self.parts.version;
+        parts.headers = self.parts.headers.clone();
+        Req {
+            parts,
+            params: self.params.clone(),
+            body: self.body.clone(),
+            caller: self.caller.clone(),
+            request_id: self.request_id.clone(),
+        }
+    }
+
     /// The authenticated caller. Routes with a scope always have one.
     pub fn caller(&self) -> Result<&Caller, ApiError> {
         self.caller

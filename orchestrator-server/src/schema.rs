@@ -9,6 +9,7 @@
 
 use orchestrator_core::Error;
 use orchestrator_core::api::Issues;
+use orchestrator_core::api::depth::{MAX_JSON_DEPTH, too_deep};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use serde_path_to_error::Segment;
@@ -29,6 +30,7 @@ pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     } else {
         bytes
     };
+    refuse_deep(bytes)?;
     let is_object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
     let may_hold_nul = may_hold_nul(bytes);
     if is_object
@@ -62,6 +64,22 @@ pub(crate) fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
         "request body does not match the schema",
         collect_issues::<T>(object),
     ))
+}
+
+/// Refuses JSON text nested deeper than stored JSON may be
+/// ([`MAX_JSON_DEPTH`]), naming the field, so that whatever is stored reads
+/// back (a payload the body keeps as raw text is not parsed, so the parser's
+/// own limit would not catch it).
+pub(crate) fn refuse_deep(bytes: &[u8]) -> Result<(), Error> {
+    match too_deep(bytes, MAX_JSON_DEPTH) {
+        None => Ok(()),
+        Some(field) => Err(Error::schema_field(
+            &field,
+            format!(
+                "nests deeper than {MAX_JSON_DEPTH} levels of objects and arrays (counting the request body)"
+            ),
+        )),
+    }
 }
 
 /// The field error of a string holding NUL.

@@ -125,3 +125,38 @@ async fn trace_lookups_are_indexed() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 }
+
+/// PostgreSQL: the hot tables are analyzed when the server starts and carry
+/// their own autovacuum settings (issue 33, defect 9).
+#[tokio::test]
+async fn hot_tables_are_analyzed_and_tuned_on_postgres() {
+    let server = TestServer::start().await;
+    let url = server.database_url();
+    if !url.starts_with("postgres") {
+        return;
+    }
+    let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+    let analyzed: Vec<(String,)> = sqlx::query_as(
+        "SELECT relname::text FROM pg_stat_user_tables \
+         WHERE relname IN ('tasks', 'events', 'logs') AND last_analyze IS NOT NULL",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(analyzed.len(), 3, "{analyzed:?}");
+    for table in ["tasks", "events", "logs"] {
+        let (options,): (Option<Vec<String>>,) =
+            sqlx::query_as("SELECT reloptions FROM pg_class WHERE relname = $1")
+                .bind(table)
+                .fetch_one(&mut conn)
+                .await
+                .unwrap();
+        let options = options.unwrap_or_default();
+        assert!(
+            options
+                .iter()
+                .any(|o| o.starts_with("autovacuum_analyze_scale_factor")),
+            "{table}: {options:?}"
+        );
+    }
+}

@@ -4,13 +4,16 @@
 
 mod claims;
 mod combined;
+mod deep;
 mod fixtures;
 mod group_commit;
 mod hostile;
 mod input;
 mod isolation;
 mod limits;
+mod outage;
 mod raw;
 mod references;
 mod secrets;
 mod sessions;
+mod wal;

@@ -66,6 +66,34 @@ async fn a_stored_git_token_stays_with_its_host() {
         Some("https://git.example.com/team/other.git")
     );
     assert!(same_host.git_token_configured);
+    // The same host on another port or scheme is another place: refused;
+    // the default port spelled out is the same place.
+    for elsewhere in [
+        "https://git.example.com:8443/team/repo.git",
+        "http://git.example.com/team/repo.git",
+        "ssh://git@git.example.com/team/repo.git",
+    ] {
+        let body = json!({ "repository_url": elsewhere, "git_token_mode": "preserve" });
+        let answer = post(&server, &verify, &body.to_string()).await;
+        assert_field_error(
+            &answer,
+            StatusCode::BAD_REQUEST,
+            "VALIDATION_ERROR",
+            "git_token_mode",
+        );
+    }
+    let explicit = admin
+        .workspaces()
+        .patch(
+            ws.id,
+            &PatchWorkspace {
+                repository_url: Some("https://git.example.com:443/team/other.git".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(explicit.git_token_configured);
     // Another host with `clear` is a real check (which fails here: the host
     // does not exist), never a validation refusal.
     let body = json!({

@@ -10,6 +10,7 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
@@ -32,7 +33,7 @@ pub(crate) struct SessionRow {
     pub mode: String,
     pub status: String,
     pub workspace_path: Option<String>,
-    pub metadata: Json<Value>,
+    pub metadata: StoredJson,
     pub last_heartbeat_at: DateTime<Utc>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,

@@ -7,10 +7,9 @@ use crate::api::{Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, on_db};
 use chrono::{DateTime, Utc};
-use serde_json::Value;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -19,7 +18,7 @@ pub(crate) struct LibraryRow {
     pub slug: String,
     pub name: String,
     pub description: String,
-    pub definition: Json<Value>,
+    pub definition: StoredJson,
     pub source_repository: Option<String>,
     pub catalog_id: Option<String>,
     pub catalog_version: Option<String>,

@@ -18,6 +18,7 @@ use crate::environments::{catalog, fields, probe};
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{Tx, on_db};
 use serde_json::{Value, json};
 use sqlx::types::Json;
@@ -59,8 +60,8 @@ impl Draft {
             compatibility_errors: Json(Vec::new()),
             support_status: None,
             verification_contract_version: None,
-            verified_metadata: Json(json!({})),
-            tool_capabilities: Json(json!({ "declared": self.declared_tools })),
+            verified_metadata: StoredJson(json!({})),
+            tool_capabilities: StoredJson(json!({ "declared": self.declared_tools })),
             bootstrap_commands: Json(self.bootstrap_commands),
             bootstrap_required_domains: Json(self.bootstrap_required_domains),
             operator_notes: self.operator_notes,
@@ -78,9 +79,9 @@ fn forget_verdict(row: &mut EnvironmentRow) {
     row.compatibility_status = CompatibilityStatus::Unknown.as_str().into();
     row.compatibility_errors = Json(Vec::new());
     row.verification_contract_version = None;
-    row.verified_metadata = Json(json!({}));
+    row.verified_metadata = StoredJson(json!({}));
     let declared = probe::declared_tools(&row.tool_capabilities.0);
-    row.tool_capabilities = Json(json!({ "declared": declared }));
+    row.tool_capabilities = StoredJson(json!({ "declared": declared }));
 }
 
 async fn record_event(
@@ -429,8 +430,8 @@ impl ControlPlane {
         row.compatibility_errors = Json(verification.compatibility_errors.clone());
         row.verification_contract_version =
             Some(verification.verification_contract_version.clone());
-        row.verified_metadata = Json(verification.verified_metadata.clone());
-        row.tool_capabilities = Json(verification.tool_capabilities.clone());
+        row.verified_metadata = StoredJson(verification.verified_metadata.clone());
+        row.tool_capabilities = StoredJson(verification.tool_capabilities.clone());
         row.agent_hint = probe::agent_hint(&row);
         update_row(&mut tx, &row).await?;
         record_event(

@@ -6,9 +6,9 @@ use crate::api::environments::{
     CompatibilityStatus, ExecutionEnvironment, PullPolicy, SourceKind, SupportStatus,
 };
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, is_unique_violation, on_db};
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sqlx::types::Json;
 use uuid::Uuid;
 
@@ -29,8 +29,8 @@ pub(crate) struct EnvironmentRow {
     pub compatibility_errors: Json<Vec<String>>,
     pub support_status: Option<String>,
     pub verification_contract_version: Option<String>,
-    pub verified_metadata: Json<Value>,
-    pub tool_capabilities: Json<Value>,
+    pub verified_metadata: StoredJson,
+    pub tool_capabilities: StoredJson,
     pub bootstrap_commands: Json<Vec<String>>,
     pub bootstrap_required_domains: Json<Vec<String>>,
     pub operator_notes: String,

@@ -12,6 +12,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{IdempotentWrite, Storage, begin_write};
 use crate::lifecycle::fast_path::{Completion, Completions, Start, Starts};
+use crate::store::StoredJson;
 use crate::store::{Combine, Combined, Post, Tx};
 use crate::tasks::acting::Acting;
 use crate::tasks::artifacts::store_artifact;
@@ -19,7 +20,6 @@ use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 /// Fails a held task in `tx` (by its holder, the liveness monitor or the
@@ -36,7 +36,7 @@ pub(crate) async fn fail_in(
     let to = transition(TaskOp::Fail { retry_left }, from)?;
     let now = Timestamp::now().as_datetime();
     let before = row.clone();
-    row.error = Some(Json(serde_json::to_value(error)?));
+    row.error = Some(StoredJson(serde_json::to_value(error)?));
     if to == TaskState::Pending {
         row.retry_count += 1;
         row.assigned_agent_id = None;
@@ -230,10 +230,10 @@ impl ControlPlane {
             .await?;
         }
         row.state = to.as_str().into();
-        row.output = Some(Json(request.output.clone().unwrap_or(Value::Null)));
-        row.metrics = request.metrics.clone().map(Json);
-        row.git_info = request.git_info.clone().map(Json);
-        row.verification = request.verification.clone().map(Json);
+        row.output = Some(StoredJson(request.output.clone().unwrap_or(Value::Null)));
+        row.metrics = request.metrics.clone().map(StoredJson);
+        row.git_info = request.git_info.clone().map(StoredJson);
+        row.verification = request.verification.clone().map(StoredJson);
         row.error = None;
         if to == TaskState::Completed {
             row.completed_at = Some(now);

@@ -8,11 +8,10 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{Storage, begin_write};
-use crate::store::Tx;
+use crate::store::{StoredJson, Tx};
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use serde_json::{Value, json};
-use sqlx::types::Json;
 use uuid::Uuid;
 
 impl ControlPlane {
@@ -142,7 +141,7 @@ pub(crate) async fn apply_task_op(
             row.preferred_worker_id = request.preferred_worker_id;
         }
         TaskOp::Skip => {
-            row.output = Some(Json(json!({ "skipped": true, "reason": reason })));
+            row.output = Some(StoredJson(json!({ "skipped": true, "reason": reason })));
             row.completed_at = Some(now);
         }
         TaskOp::ResolveEscalation => {

@@ -3,10 +3,10 @@
 
 use crate::api::{LogCategory, LogDetail, LogLevel, LogRow, LogSource, LogStatus};
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Dialect, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 use super::cursor::{Direction, LogKey};
@@ -33,8 +33,8 @@ pub(crate) struct Row {
     operation: String,
     status: Option<String>,
     duration_ms: Option<i64>,
-    payload: Json<Value>,
-    error: Option<Json<Value>>,
+    payload: StoredJson,
+    error: Option<StoredJson>,
     workspace_id: Option<Uuid>,
     workflow_id: Option<Uuid>,
     task_id: Option<Uuid>,

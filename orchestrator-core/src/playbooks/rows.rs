@@ -3,10 +3,9 @@
 
 use crate::api::playbooks::{Lifecycle, Playbook, PlaybookSummary, Provenance, WorkflowReferences};
 use crate::error::Result;
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
-use serde_json::Value;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -23,7 +22,7 @@ pub(crate) struct PlaybookRow {
     pub description: String,
     pub outcome: String,
     pub lifecycle: String,
-    pub definition: Json<Value>,
+    pub definition: StoredJson,
     pub source_repository: Option<String>,
     pub catalog_id: Option<String>,
     pub catalog_version: Option<String>,

@@ -39,7 +39,7 @@
 //! database errors.
 
 use super::{Store, Tx};
-use crate::error::{Error, Result};
+use crate::error::{Error, NotCommitted, Result};
 use futures_util::future::BoxFuture;
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
@@ -237,7 +237,7 @@ async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
     };
     let mut tx = match begun {
         Ok(tx) => tx,
-        Err(e) => return fail(entries.into_iter().map(|e| e.reply), &e),
+        Err(e) => return fail(entries.into_iter().map(|e| e.reply), &e, false),
     };
     let mut seen = HashSet::new();
     let mut items = Vec::with_capacity(entries.len());
@@ -261,7 +261,7 @@ async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
                 }
                 return;
             }
-            return fail(rest.into_iter().map(|(_, reply)| reply), &e);
+            return fail(rest.into_iter().map(|(_, reply)| reply), &e, false);
         }
     };
     let mut changed: HashMap<Uuid, C::Row> =
@@ -278,7 +278,7 @@ async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
             Err(e) => {
                 drop(tx);
                 let others = served.into_iter().map(|(_, reply)| reply);
-                fail(others.chain(rest.map(|(_, (_, reply))| reply)), &e);
+                fail(others.chain(rest.map(|(_, (_, reply))| reply)), &e, false);
                 let _ = reply.send(Err(e));
                 return;
             }
@@ -296,14 +296,21 @@ async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
                 let _ = reply.send(Ok(Answer::Done(out)));
             }
         }
-        Err(e) => fail(served.into_iter().map(|(_, reply)| reply), &e),
+        Err(e) => fail(served.into_iter().map(|(_, reply)| reply), &e, true),
     }
 }
 
-/// Tells every request of a failed combined statement to retry.
-fn fail<T>(replies: impl Iterator<Item = Reply<T>>, cause: &Error) {
+/// Tells every request of a failed combined statement to retry. Unless
+/// the failure came at the commit with its outcome unknown, nothing was
+/// written ([`NotCommitted`]: the server runs such a request again).
+fn fail<T>(replies: impl Iterator<Item = Reply<T>>, cause: &Error, at_commit: bool) {
+    let unwritten = !at_commit || cause.nothing_committed();
     for reply in replies {
         let message = format!("a combined write failed ({cause}); retry");
-        let _ = reply.send(Err(Error::Unavailable(message.into())));
+        let error = match unwritten {
+            true => Error::Unavailable(Box::new(NotCommitted(message))),
+            false => Error::Unavailable(message.into()),
+        };
+        let _ = reply.send(Err(error));
     }
 }

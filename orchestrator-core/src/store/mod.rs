@@ -24,14 +24,18 @@ mod combine;
 mod deferred;
 mod file_mode;
 mod group_commit;
+mod health;
 mod notify;
+mod stored_json;
 mod writer_thread;
 pub(crate) use combine::{Combine, Combined, Post};
 pub(crate) use deferred::{DeferKind, Deferred, WithParts, arg_count, push_arg};
 pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
+use health::Health;
 pub(crate) use notify::PgNotifier;
 use notify::{spawn_listener, spawn_notifier};
+pub use stored_json::{StoredJson, UNREADABLE_KEY};
 use writer_thread::WriterThread;
 
 use crate::api::Event;
@@ -178,6 +182,8 @@ pub struct Store {
     /// What every PostgreSQL writer connection ran when it opened
     /// ([`StoreOptions::writer_session`]).
     writer_session: &'static str,
+    /// The circuit breaker and the full-disk flag ([`health`]).
+    health: Arc<Health>,
 }
 
 impl std::fmt::Debug for Store {
@@ -196,6 +202,7 @@ impl Store {
         let (wake, _) = broadcast::channel(WAKE_BUS_CAPACITY);
         let (bus, _) = broadcast::channel(EVENT_BUS_CAPACITY);
         let unavailable = |e: sqlx::Error| Error::Unavailable(Box::new(e));
+        let health = Health::new();
         let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = PgConnectOptions::from_str(url)
                 .map_err(|e| Error::validation(format!("invalid PostgreSQL URL: {e}")))?
@@ -205,11 +212,17 @@ impl Store {
                     // whole cluster; never let one linger.
                     ("idle_in_transaction_session_timeout", "60000"),
                     ("statement_timeout", "60000"),
+                    // Plan each execution with its values: a generic plan
+                    // cached while a table was empty would keep scanning it
+                    // after it grew (issue 33, defect 9).
+                    ("plan_cache_mode", "force_custom_plan"),
                 ]);
             let pool = PgPoolOptions::new()
                 // One more for the LISTEN connection, which stays checked out.
                 .max_connections(options.max_connections.max(2) + 1)
-                .acquire_timeout(Duration::from_secs(10))
+                // Short: while the server is unreachable a request should
+                // hear so soon (the breaker in [`health`] then answers at once).
+                .acquire_timeout(health::PROBE_TIMEOUT)
                 .connect_with(connect.clone())
                 .await
                 .map_err(unavailable)?;
@@ -217,10 +230,21 @@ impl Store {
                 .run(&pool)
                 .await
                 .map_err(Error::internal)?;
+            // Fresh statistics for the hot tables, whatever autovacuum does.
+            sqlx::raw_sql("ANALYZE tasks, events, logs")
+                .execute(&pool)
+                .await
+                .map_err(unavailable)?;
             let listener = spawn_listener(pool.clone(), wake.clone());
             let notifier = Arc::new(PgNotifier::default());
             let notifier_task = spawn_notifier(pool.clone(), notifier.clone());
-            let buses = Arc::new((bus.clone(), wake.clone(), Some(notifier.clone())));
+            health.probe_with(connect.clone());
+            let buses = Arc::new((
+                bus.clone(),
+                wake.clone(),
+                Some(notifier.clone()),
+                health.clone(),
+            ));
             let count = match options.writers {
                 0 => DEFAULT_PG_WRITERS,
                 n => n,
@@ -265,7 +289,8 @@ impl Store {
                 // are touched), and a 16 MiB page cache per connection (the
                 // default is 2 MiB) so a write batch's index pages stay hot.
                 .pragma("mmap_size", "268435456")
-                .pragma("cache_size", "-16384");
+                .pragma("cache_size", "-16384")
+                .pragma("journal_size_limit", checkpoint::JOURNAL_SIZE_LIMIT);
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
@@ -292,7 +317,7 @@ impl Store {
                 .connect_with(connect.clone().read_only(true))
                 .await
                 .map_err(unavailable)?;
-            let buses = Arc::new((bus.clone(), wake.clone(), None));
+            let buses = Arc::new((bus.clone(), wake.clone(), None, health.clone()));
             let writer = Writer::new(
                 WriterConn::Sqlite(writer),
                 Opener::Sqlite(writer_options),
@@ -318,6 +343,7 @@ impl Store {
             wake,
             combiners: Arc::default(),
             writer_session: options.writer_session,
+            health,
         })
     }
 
@@ -363,14 +389,15 @@ impl Store {
             Backend::Postgres { append, .. } => append,
             Backend::Sqlite { writers, .. } => writers,
         };
-        Self::turn(writers, true).await
+        self.turn(writers, true).await
     }
 
     async fn begin_turn(&self, guarded: bool) -> Result<Tx> {
-        Self::turn(self.writers(), guarded).await
+        self.turn(self.writers(), guarded).await
     }
 
-    async fn turn(writers: &Writers, guarded: bool) -> Result<Tx> {
+    async fn turn(&self, writers: &Writers, guarded: bool) -> Result<Tx> {
+        self.health.check()?;
         Ok(Tx {
             turn: writers.begin(guarded).await?,
             pending: Vec::new(),
@@ -398,9 +425,14 @@ impl Store {
 
     /// A connection for reads (outside any transaction).
     pub async fn read(&self) -> Result<Conn> {
-        Ok(match &*self.backend {
-            Backend::Sqlite { read, .. } => Conn::Sqlite(read.acquire().await?),
-            Backend::Postgres { pool, .. } => Conn::Postgres(pool.acquire().await?),
+        self.health.check()?;
+        let conn = match &*self.backend {
+            Backend::Sqlite { read, .. } => read.acquire().await.map(Conn::Sqlite),
+            Backend::Postgres { pool, .. } => pool.acquire().await.map(Conn::Postgres),
+        };
+        conn.map_err(|e| {
+            self.health.saw_sqlx(&e);
+            e.into()
         })
     }
 
@@ -459,13 +491,6 @@ impl Store {
         }
     }
 
-    /// Checks that the database answers.
-    pub async fn ping(&self) -> Result<()> {
-        let mut conn = self.read().await?;
-        on_db!(&mut conn, c => sqlx::query("SELECT 1").execute(c).await.map(|_| ()))
-            .map_err(|e| Error::Unavailable(Box::new(e)))
-    }
-
     /// Subscribes to events as their transactions commit.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.bus.subscribe()
@@ -519,12 +544,13 @@ pub trait Access: Send {
     fn db(&mut self) -> Db<'_>;
 }
 
-/// What a committed batch tells: the event bus, the wake-up bus and
-/// (PostgreSQL) the NOTIFY sender.
+/// What a committed batch tells: the event bus, the wake-up bus,
+/// (PostgreSQL) the NOTIFY sender, and the store's [`Health`].
 type Buses = (
     broadcast::Sender<Arc<Event>>,
     broadcast::Sender<Topic>,
     Option<Arc<PgNotifier>>,
+    Arc<Health>,
 );
 
 /// A write transaction: a savepoint in a writer's batch (`group_commit`).

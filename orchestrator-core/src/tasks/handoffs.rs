@@ -6,6 +6,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{Access, on_db};
 use crate::tasks::acting::Acting;
 use crate::tasks::rows::{find, find_for_update};
@@ -34,7 +35,7 @@ struct HandoffRow {
     task_id: Uuid,
     sequence: i32,
     agent_id: Option<Uuid>,
-    body: Json<Value>,
+    body: StoredJson,
     created_at: DateTime<Utc>,
 }
 

@@ -9,10 +9,11 @@ use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::logs::{self, PlatformLog};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::state::TaskOp;
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 use sqlx::types::Json;
 use uuid::Uuid;
 
@@ -34,13 +35,13 @@ pub(crate) struct TaskRow {
     pub stage_name: Option<String>,
     pub role: Option<String>,
     pub required_tags: Json<Vec<String>>,
-    pub input: Json<Value>,
-    pub context: Json<Value>,
-    pub output: Option<Json<Value>>,
-    pub error: Option<Json<Value>>,
-    pub metrics: Option<Json<Value>>,
-    pub git_info: Option<Json<Value>>,
-    pub verification: Option<Json<Value>>,
+    pub input: StoredJson,
+    pub context: StoredJson,
+    pub output: Option<StoredJson>,
+    pub error: Option<StoredJson>,
+    pub metrics: Option<StoredJson>,
+    pub git_info: Option<StoredJson>,
+    pub verification: Option<StoredJson>,
     pub execution_backend: String,
     pub timeout_minutes: i32,
     pub token_budget: Option<f64>,
@@ -50,7 +51,7 @@ pub(crate) struct TaskRow {
     pub auto_retry: bool,
     pub max_retries: i32,
     pub retry_count: i32,
-    pub metadata: Json<Value>,
+    pub metadata: StoredJson,
     pub assigned_agent_id: Option<Uuid>,
     pub assigned_worker_id: Option<Uuid>,
     pub preferred_agent_id: Option<Uuid>,
@@ -61,7 +62,7 @@ pub(crate) struct TaskRow {
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// The environment summary taken at create (`{id, name, image, ...}`).
-    pub execution_environment: Option<Json<Value>>,
+    pub execution_environment: Option<StoredJson>,
 }
 
 impl TaskRow {

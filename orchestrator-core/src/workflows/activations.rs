@@ -12,6 +12,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::create::NewTask;
 use crate::tasks::{self, TaskRow};
@@ -26,11 +27,11 @@ struct ActivationRow {
     workflow_id: Uuid,
     reason: String,
     event_type: String,
-    payload: Json<Value>,
+    payload: StoredJson,
     status: String,
     task_id: Option<Uuid>,
     attempts: i32,
-    error: Option<Json<Value>>,
+    error: Option<StoredJson>,
     started_at: Option<DateTime<Utc>>,
     completed_at: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,

@@ -9,10 +9,9 @@ use crate::api::{Event, EventFeed, WorkflowEventQuery};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::on_db;
 use chrono::{DateTime, Utc};
-use serde_json::Value;
-use sqlx::types::Json;
 use uuid::Uuid;
 
 pub const DEFAULT_LIMIT: i64 = 50;
@@ -29,7 +28,7 @@ struct FeedRow {
     workspace_id: Option<Uuid>,
     actor_type: Option<String>,
     actor_id: Option<Uuid>,
-    data: Json<Value>,
+    data: StoredJson,
     created_at: DateTime<Utc>,
 }
 

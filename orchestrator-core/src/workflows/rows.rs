@@ -5,9 +5,10 @@ use crate::api::{InitialInputPacket, LiveVisibilityMode, Timestamp, Workflow, Wo
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 use sqlx::types::Json;
 use std::collections::BTreeMap;
 use uuid::Uuid;
@@ -23,7 +24,7 @@ pub(crate) struct WorkflowRow {
     pub lifecycle: String,
     pub operator_note: Option<String>,
     pub parameters: Json<BTreeMap<String, String>>,
-    pub metadata: Json<Value>,
+    pub metadata: StoredJson,
     pub token_budget: Option<f64>,
     pub cost_cap_usd: Option<f64>,
     pub max_duration_minutes: Option<f64>,

@@ -11,10 +11,11 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::TaskRow;
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::json;
 use sqlx::types::Json;
 use uuid::Uuid;
 
@@ -35,7 +36,7 @@ struct WorkItemRow {
     stage_name: Option<String>,
     column_id: String,
     priority: String,
-    metadata: Json<Value>,
+    metadata: StoredJson,
     completed_at: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -276,7 +277,7 @@ impl ControlPlane {
             row.priority = p.as_str().into();
         }
         if let Some(m) = &request.metadata {
-            row.metadata = Json(m.clone());
+            row.metadata = StoredJson(m.clone());
         }
         let completed_now =
             request.column_id.as_deref() == Some("done") && row.completed_at.is_none();

@@ -12,6 +12,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage, begin_write};
+use crate::store::StoredJson;
 use crate::store::{contains_pattern, is_unique_violation, on_db};
 use crate::tenants::{slugify, validate_slug};
 use serde_json::{Map, Value, json};
@@ -234,7 +235,7 @@ impl ControlPlane {
             row.default_branch = Some(branch.clone()).filter(|b| !b.is_empty());
         }
         if let Some(settings) = settings {
-            row.settings = Json(settings);
+            row.settings = StoredJson(settings);
         }
         if let Some(is_active) = request.is_active {
             row.is_active = is_active;

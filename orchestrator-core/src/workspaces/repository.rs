@@ -52,21 +52,52 @@ pub(crate) fn repository_host(url: &str) -> Option<String> {
     Some(host.to_owned())
 }
 
+/// Where a stored git token may be sent: the scheme, host and port of a
+/// repository URL (the scheme's default port spelled out), as git's own
+/// credential matching binds a credential. Another port of the same host
+/// can be another service, or someone else's.
+pub(crate) fn token_origin(url: &str) -> Option<String> {
+    let host = repository_host(url)?;
+    let lower = url.trim().to_ascii_lowercase();
+    let (scheme, port) = match lower.split_once("://") {
+        Some(("file", _)) => return Some("file://".to_owned()),
+        Some((scheme, rest)) => {
+            let authority = rest.split(['/', '?', '#']).next()?;
+            let host_port = authority.rsplit('@').next()?;
+            let port = match host_port.rsplit_once(']') {
+                Some((_, after)) => after.strip_prefix(':'),
+                None => host_port.split_once(':').map(|(_, port)| port),
+            };
+            (scheme.to_owned(), port.filter(|p| !p.is_empty()))
+        }
+        // scp-like `user@host:path` is ssh on its default port
+        None => ("ssh".to_owned(), None),
+    };
+    let default = match scheme.as_str() {
+        "https" => "443",
+        "http" => "80",
+        "ssh" => "22",
+        "git" => "9418",
+        _ => "",
+    };
+    Some(format!("{scheme}://{host}:{}", port.unwrap_or(default)))
+}
+
 /// Refuses to keep a stored git token when the repository moves to another
-/// host: the token would be sent there.
+/// scheme, host or port ([`token_origin`]): the token would be sent there.
 pub(crate) fn check_token_host(row: &WorkspaceRow, new_url: &str, field: &str) -> Result<()> {
     if row.git_token_encrypted.is_none() {
         return Ok(());
     }
-    let bound = row.repository_url.as_deref().and_then(repository_host);
-    let new = repository_host(new_url);
+    let bound = row.repository_url.as_deref().and_then(token_origin);
+    let new = token_origin(new_url);
     if bound.is_some() && bound == new {
         return Ok(());
     }
     Err(Error::invalid_field(
         field,
         format!(
-            "the stored git token was given for `{}`; a different host needs git_token_mode replace or clear",
+            "the stored git token was given for `{}`; another scheme, host or port needs git_token_mode replace or clear",
             bound.unwrap_or_default()
         ),
     ))

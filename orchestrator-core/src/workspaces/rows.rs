@@ -6,9 +6,9 @@ use crate::api::Timestamp;
 use crate::api::workspaces::{Workspace, WorkspaceSummary};
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::store::StoredJson;
 use crate::store::{Access, Tx, is_unique_violation, on_db};
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sqlx::types::Json;
 use uuid::Uuid;
 
@@ -21,8 +21,8 @@ pub(crate) struct WorkspaceRow {
     pub description: String,
     pub repository_url: Option<String>,
     pub default_branch: Option<String>,
-    pub settings: Json<Value>,
-    pub memory: Json<Value>,
+    pub settings: StoredJson,
+    pub memory: StoredJson,
     pub is_active: bool,
     pub git_token_encrypted: Option<String>,
     pub created_at: DateTime<Utc>,

@@ -9,6 +9,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Begun, Storage};
+use crate::store::StoredJson;
 use crate::store::on_db;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value, json};
@@ -18,7 +19,7 @@ use uuid::Uuid;
 #[derive(sqlx::FromRow)]
 pub(crate) struct SpecRow {
     version: i32,
-    spec: Json<Value>,
+    spec: StoredJson,
     created_at: DateTime<Utc>,
 }
 

@@ -269,6 +269,11 @@ impl Connection {
     /// Handles one worker frame; answers an `error` frame for a bad one.
     async fn receive(&self, text: &str) -> Option<ServerMessage> {
         let worker_id = self.worker.worker_id;
+        if let Err(e) = crate::schema::refuse_deep(text.as_bytes()) {
+            return Some(ServerMessage::Error {
+                message: format!("unreadable frame: {e}"),
+            });
+        }
         let message: WorkerMessage = match serde_json::from_str(text) {
             Ok(message) => message,
             Err(e) => {

@@ -9,7 +9,26 @@ use std::time::Instant;
 use tokio::sync::watch;
 
 /// What a finished batch tells its members: committed, or why not.
-pub(super) type Outcome = Option<std::result::Result<(), Arc<str>>>;
+pub(super) type Outcome = Option<std::result::Result<(), Failed>>;
+
+/// Why a batch did not commit, and whether its `COMMIT` had been sent (then
+/// the outcome is unknown; otherwise nothing of it was written, and its
+/// members may run again).
+#[derive(Debug, Clone)]
+pub(super) struct Failed {
+    pub(super) message: Arc<str>,
+    pub(super) commit_sent: bool,
+}
+
+impl Failed {
+    /// A batch that ended before its `COMMIT` was sent.
+    pub(super) fn unsent(message: impl Into<Arc<str>>) -> Self {
+        Self {
+            message: message.into(),
+            commit_sent: false,
+        }
+    }
+}
 
 /// The open outer transaction of a writer and the requests that joined it.
 pub(super) struct Batch {

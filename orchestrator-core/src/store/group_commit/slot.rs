@@ -2,7 +2,8 @@
 //! (rollbacks, failures told to its members).
 
 use super::WriterConn;
-use super::batch::Batch;
+use super::batch::{Batch, Failed};
+use crate::error::{DbFault, db_fault};
 
 /// The state behind a writer's lock.
 pub(crate) struct Slot {
@@ -28,13 +29,16 @@ pub(super) fn conn(slot: &mut Slot) -> &mut WriterConn {
 /// Forgets the connection when the error says it is gone, so the next turn
 /// opens a new one.
 pub(super) fn drop_broken(slot: &mut Slot, error: &sqlx::Error) {
-    if matches!(
+    let lost = matches!(
         error,
         sqlx::Error::Io(_)
             | sqlx::Error::Protocol(_)
             | sqlx::Error::Tls(_)
             | sqlx::Error::WorkerCrashed
-    ) {
+    );
+    // The server ended the session (57P01 and the like): the socket is
+    // closing, the next statement on it would only fail again.
+    if lost || db_fault(error) == Some(DbFault::Unreachable) {
         slot.conn = None;
     }
 }
@@ -66,6 +70,6 @@ pub(super) async fn abort_batch(slot: &mut Slot, cause: &sqlx::Error) {
 /// Ends the open batch as failed (after its rollback) and tells its members.
 pub(super) fn tell_failed(slot: &mut Slot, message: &str) {
     if let Some(batch) = slot.batch.take() {
-        batch.done.send_replace(Some(Err(message.into())));
+        batch.done.send_replace(Some(Err(Failed::unsent(message))));
     }
 }

@@ -1,6 +1,6 @@
 //! One request's hold on a writer.
 
-use super::batch::Outcome;
+use super::batch::{Failed, Outcome};
 use super::slot::{Slot, abort_batch, conn};
 use super::writer::Writer;
 use super::{RELEASE, RELEASE_AND_NEXT, SAVEPOINT};
@@ -170,7 +170,7 @@ impl Drop for Turn {
                 if let Some(batch) = guard.batch.take() {
                     batch
                         .done
-                        .send_replace(Some(Err("the writer was dropped".into())));
+                        .send_replace(Some(Err(Failed::unsent("the writer was dropped"))));
                 }
                 guard.in_request = false;
                 guard.unguarded = None;

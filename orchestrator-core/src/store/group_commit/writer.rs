@@ -1,9 +1,10 @@
 //! One writer: its lock, its batches and the turns taken on it.
 
-use super::batch::{Batch, Outcome, flush_deferred};
+use super::batch::{Batch, Failed, Outcome, flush_deferred};
 use super::slot::{Slot, abort_batch, conn, roll_back, rollback_all, tell_failed};
 use super::{GroupCommit, Opener, Policy, ROLLBACK_TO, SAVEPOINT, Turn, WriterConn};
-use crate::error::{Error, Result};
+use crate::error::{DbFault, Error, NotCommitted, Result, db_fault};
+use crate::store::health::PROBE_TIMEOUT;
 use crate::store::{Buses, Topic};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
@@ -134,12 +135,18 @@ impl Writer {
         let mut turn = Turn::new(guard, self.clone());
         let slot = turn.slot();
         if slot.conn.is_none() {
-            slot.conn = Some(
-                self.opener
-                    .open()
-                    .await
-                    .map_err(|e| Error::Unavailable(Box::new(e)))?,
-            );
+            // Bounded: a server that swallows packets would otherwise hold
+            // this request (and the writer) for the kernel's connect timeout.
+            let opened = tokio::time::timeout(PROBE_TIMEOUT, self.opener.open())
+                .await
+                .unwrap_or(Err(sqlx::Error::PoolTimedOut));
+            match opened {
+                Ok(conn) => slot.conn = Some(conn),
+                Err(e) => {
+                    self.buses.3.saw_sqlx(&e);
+                    return Err(Error::Unavailable(Box::new(e)));
+                }
+            }
         }
         slot.in_request = true;
         let unguarded = !guarded && self.unguarded_turns;
@@ -160,11 +167,19 @@ impl Writer {
             slot.savepoint_ready = false;
             let begin = self.opener.begin_sql(!unguarded);
             if let Err(e) = conn(slot).run(begin).await {
-                // No member yet: nothing to fail but this request.
+                self.buses.3.saw_sqlx(&e);
+                // No member yet: nothing to fail but this request, which
+                // wrote nothing and may run again when the connection was
+                // lost (the next turn opens a new one).
                 slot.in_request = false;
                 slot.batch = None;
                 rollback_all(slot, &e).await;
-                return Err(e.into());
+                return Err(match db_fault(&e) {
+                    Some(DbFault::Unreachable) => {
+                        Error::Unavailable(Box::new(NotCommitted(e.to_string())))
+                    }
+                    _ => e.into(),
+                });
             }
             if unguarded {
                 slot.unguarded = Some(0);
@@ -207,10 +222,12 @@ impl Writer {
         let Some(mut batch) = slot.batch.take() else {
             return;
         };
+        let mut commit_sent = false;
         let committed = match flush_deferred(conn(slot), std::mem::take(&mut batch.deferred)).await
         {
             Ok(events) => {
                 batch.events.extend(events);
+                commit_sent = true;
                 conn(slot).run("COMMIT").await
             }
             Err(e) => Err(e),
@@ -224,7 +241,8 @@ impl Writer {
                 self.committed_batches.fetch_add(1, SeqCst);
                 self.committed_requests
                     .fetch_add(batch.members as u64, SeqCst);
-                let (bus, wake, notifier) = &*self.buses;
+                let (bus, wake, notifier, health) = &*self.buses;
+                health.committed();
                 let wrote_events = !batch.events.is_empty();
                 if let Some(notifier) = notifier {
                     notifier.request(wrote_events, batch.logs_written);
@@ -241,9 +259,13 @@ impl Writer {
                 }
             }
             Err(e) => {
+                self.buses.3.saw_sqlx(&e);
                 tracing::error!(error = %e, members = batch.members, "batch commit failed");
                 rollback_all(slot, &e).await;
-                batch.done.send_replace(Some(Err(e.to_string().into())));
+                batch.done.send_replace(Some(Err(Failed {
+                    message: e.to_string().into(),
+                    commit_sent,
+                })));
             }
         }
     }
@@ -259,8 +281,11 @@ impl Writer {
         loop {
             let current = done.borrow_and_update().clone();
             if let Some(outcome) = current {
-                return outcome.map_err(|message| {
-                    Error::Unavailable(format!("the database commit failed: {message}").into())
+                return outcome.map_err(|failed| match failed.commit_sent {
+                    true => Error::Unavailable(
+                        format!("the database commit failed: {}", failed.message).into(),
+                    ),
+                    false => Error::Unavailable(Box::new(NotCommitted(failed.message.to_string()))),
                 });
             }
             tokio::select! {
