@@ -63,6 +63,8 @@ pub mod keys;
 #[cfg(feature = "store")]
 pub mod lifecycle;
 #[cfg(feature = "store")]
+mod runctl_shim;
+#[cfg(feature = "store")]
 pub mod liveness;
 #[cfg(feature = "store")]
 pub mod logs;

@@ -26,6 +26,7 @@ pub mod logs;
 pub mod operations;
 pub mod pagination;
 pub mod playbooks;
+pub mod run_control;
 pub mod tasks;
 pub mod tenants;
 mod time;
@@ -48,6 +49,7 @@ pub use logs::{
     NewLogEntry, SortOrder,
 };
 pub use operations::*;
+pub use run_control::{RescheduleTask, RetryPolicy, TaskHeartbeat, TaskHeartbeatAck};
 pub use pagination::{Page, PageRequest};
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};

@@ -8,6 +8,7 @@ use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{Storage, begin_write};
+use crate::lifecycle::failure::record;
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use serde_json::{Value, json};
@@ -79,6 +80,25 @@ impl ControlPlane {
         let from = row.state()?;
         let to = transition(op, from)?;
         let now = Timestamp::now().as_datetime();
+        if op == TaskOp::Cancel && from.is_held() && row.heartbeat_timeout_seconds.is_some() {
+            // Cooperative cancellation (run control §4): the holder hears it
+            // in its next heartbeat answer and on its worker channel; the
+            // task ends `cancelled` when the holder fails or completes it,
+            // or at the next lease expiry.
+            if !row.cancel_requested {
+                row.cancel_requested = true;
+                row.updated_at = now;
+                save(tx, &row).await?;
+                let why = reason.clone().unwrap_or_else(|| "cancel".to_owned());
+                record(tx, caller, &row, "task.cancel_requested", json!({
+                    "task_id": row.id, "agent_id": row.assigned_agent_id,
+                    "worker_id": row.assigned_worker_id, "attempt": row.attempt, "reason": why,
+                }))
+                .await?;
+            }
+            let task = row.to_api()?;
+            return write.finish(task).await;
+        }
         let before = row.clone();
         let release = |row: &mut TaskRow| {
             row.assigned_agent_id = None;
@@ -93,6 +113,9 @@ impl ControlPlane {
                 row.output = None;
                 row.error = None;
                 row.retry_count += 1;
+                row.attempt += 1;
+                row.run_at = None;
+                row.cancel_requested = false;
             }
             TaskOp::RequestChanges => {
                 release(&mut row);

@@ -177,6 +177,8 @@ pub struct Store {
     /// What every PostgreSQL writer connection ran when it opened
     /// ([`StoreOptions::writer_session`]).
     writer_session: &'static str,
+    /// PostgreSQL: this replica's NOTIFY sender ([`Store::wake_claimers`]).
+    notifier: Option<Arc<PgNotifier>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -195,6 +197,7 @@ impl Store {
         let (wake, _) = broadcast::channel(WAKE_BUS_CAPACITY);
         let (bus, _) = broadcast::channel(EVENT_BUS_CAPACITY);
         let unavailable = |e: sqlx::Error| Error::Unavailable(Box::new(e));
+        let mut notifier_handle = None;
         let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = PgConnectOptions::from_str(url)
                 .map_err(|e| Error::validation(format!("invalid PostgreSQL URL: {e}")))?
@@ -218,6 +221,7 @@ impl Store {
                 .map_err(Error::internal)?;
             let listener = spawn_listener(pool.clone(), wake.clone());
             let notifier = Arc::new(PgNotifier::default());
+            notifier_handle = Some(notifier.clone());
             let notifier_task = spawn_notifier(pool.clone(), notifier.clone());
             let buses = Arc::new((bus.clone(), wake.clone(), Some(notifier.clone())));
             let count = match options.writers {
@@ -322,6 +326,7 @@ impl Store {
             wake,
             combiners: Arc::default(),
             writer_session: options.writer_session,
+            notifier: notifier_handle,
         })
     }
 

@@ -267,6 +267,14 @@ fn handle(
                 signal == SignalKind::Drain,
             )
         }
+        ServerMessage::TaskCancelRequested { task_id, .. } => {
+            // Run control §4: stop the command; the task ends cancelled
+            // when its failure is reported.
+            if let Some(running) = shared.running.lock().expect("lock").get_mut(&task_id) {
+                running.cancel();
+            }
+            (None, false)
+        }
         ServerMessage::Error { message } => {
             eprintln!("server: {message}");
             (None, false)

@@ -184,7 +184,7 @@ impl TaskRun {
             }),
             agent_id: Some(self.agent_id),
             worker_id: Some(self.shared.worker_id),
-            request_id: None,
+            ..Default::default()
         };
         if let Err(e) = self.shared.worker.tasks().fail(self.task.id, &fail).await {
             eprintln!("task {}: cannot record the failure: {e}", self.task.id);
@@ -197,7 +197,7 @@ impl TaskRun {
         let start = StartTask {
             agent_id: Some(self.agent_id),
             worker_id: Some(self.shared.worker_id),
-            request_id: None,
+            ..Default::default()
         };
         if let Err(e) = self.shared.worker.tasks().start(id, &start).await {
             eprintln!("task {id}: cannot start it: {e}");
