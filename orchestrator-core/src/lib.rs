@@ -63,8 +63,6 @@ pub mod keys;
 #[cfg(feature = "store")]
 pub mod lifecycle;
 #[cfg(feature = "store")]
-mod runctl_shim;
-#[cfg(feature = "store")]
 pub mod liveness;
 #[cfg(feature = "store")]
 pub mod logs;

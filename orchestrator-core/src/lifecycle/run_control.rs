@@ -15,7 +15,7 @@
 use crate::api::{
     RescheduleTask, Scope, Task, TaskError, TaskHeartbeat, TaskHeartbeatAck, TaskState, Timestamp,
 };
-use crate::runctl_shim::Due;
+use crate::background::Due;
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
