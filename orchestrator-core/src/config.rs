@@ -1,5 +1,7 @@
 //! Configuration of the control plane itself (what the server's config wraps).
 
+use crate::clock::{Clock, SystemClock};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Everything the core needs to open its store and issue credentials.
@@ -56,6 +58,9 @@ pub struct CoreConfig {
     pub container_runtimes: Vec<String>,
     /// How long one verification may take (pull included).
     pub probe_timeout: Duration,
+    /// Where the control plane reads "now" (the system clock; tests give a
+    /// [`crate::clock::ManualClock`] to move time without sleeping).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl CoreConfig {
@@ -82,6 +87,7 @@ impl CoreConfig {
             host_probe: false,
             container_runtimes: vec!["docker".into(), "podman".into()],
             probe_timeout: Duration::from_secs(300),
+            clock: Arc::new(SystemClock::new()),
         }
     }
 }

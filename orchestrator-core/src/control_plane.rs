@@ -7,13 +7,15 @@
 //! (migrations, the default tenant, bootstrap keys) live in
 //! [`crate::startup`].
 
-use crate::api::Scope;
+use crate::api::{Scope, Timestamp};
 use crate::claim_cache::ClaimCache;
+use crate::clock::Clock;
 use crate::config::CoreConfig;
 use crate::credential_cache::CredentialCache;
 use crate::error::Result;
 use crate::secrets::Secrets;
 use crate::store::Store;
+use crate::wakeup::Wakeup;
 use std::sync::{Arc, Mutex};
 
 /// The control plane: cheap to clone, safe to share between tasks.
@@ -29,6 +31,7 @@ struct Inner {
     credentials: CredentialCache,
     claims: ClaimCache,
     generated_keys: Mutex<Vec<GeneratedBootstrapKey>>,
+    background: Wakeup,
 }
 
 impl std::fmt::Debug for ControlPlane {
@@ -55,6 +58,21 @@ impl ControlPlane {
         &self.inner.config
     }
 
+    /// The clock every operation reads "now" from.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.inner.config.clock
+    }
+
+    /// Now, by [`ControlPlane::clock`], in the wire's milliseconds.
+    pub fn now(&self) -> Timestamp {
+        Timestamp::from(self.inner.config.clock.now())
+    }
+
+    /// The background runner's wake-up (see [`crate::background`]).
+    pub(crate) fn background_wakeup(&self) -> &Wakeup {
+        &self.inner.background
+    }
+
     pub(crate) fn secrets(&self) -> &Secrets {
         &self.inner.secrets
     }
@@ -78,6 +96,7 @@ impl ControlPlane {
                 credentials: CredentialCache::default(),
                 claims: ClaimCache::default(),
                 generated_keys: Mutex::new(Vec::new()),
+                background: Wakeup::default(),
             }),
         }
     }

@@ -15,6 +15,9 @@
 //! - [`idempotency`]: the `request_id` replay mechanism every mutating write uses;
 //! - [`secrets`]: the master key, token signing and encryption at rest;
 //! - [`maintenance`]: retention sweeps (idempotency records, dead sessions);
+//! - [`clock`] and [`background`]: the time every operation reads, and the
+//!   one runner per replica that does work when it falls due (liveness,
+//!   retention, and whatever else a module lists in its job table);
 //! - the work: [`agents`], [`workers`], [`tasks`] (the state machine in
 //!   `tasks::state`, the claim engine in `tasks::claim`), [`workflows`]
 //!   (stages, work items, activations, the event feed, operations packets)
@@ -32,11 +35,15 @@ pub mod api_keys;
 #[cfg(feature = "store")]
 pub mod auth;
 #[cfg(feature = "store")]
+pub mod background;
+#[cfg(feature = "store")]
 pub mod caller;
 #[cfg(feature = "store")]
 pub mod catalog;
 #[cfg(feature = "store")]
 mod claim_cache;
+#[cfg(feature = "store")]
+pub mod clock;
 #[cfg(feature = "store")]
 pub mod config;
 #[cfg(feature = "store")]
@@ -82,6 +89,8 @@ pub mod tags;
 pub mod tasks;
 #[cfg(feature = "store")]
 pub mod tenants;
+#[cfg(feature = "store")]
+mod wakeup;
 #[cfg(feature = "store")]
 pub mod workers;
 #[cfg(feature = "store")]

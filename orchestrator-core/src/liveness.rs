@@ -1,6 +1,6 @@
-//! Liveness and timeouts (decisions §4), run periodically by the server
+//! Liveness and timeouts (decisions §4), run by the background runner
 //! ([`ControlPlane::sweep_liveness`], every
-//! [`crate::CoreConfig::liveness_interval`]):
+//! [`crate::CoreConfig::liveness_interval`]; see [`crate::background`]):
 //!
 //! - an active agent with no heartbeat for 2 x its interval becomes
 //!   `inactive`; an online worker likewise becomes `offline`;
@@ -14,7 +14,7 @@
 //! Each change is its own transaction with its events, acted by the
 //! `system` owner.
 
-use crate::api::{Scope, TaskError, Timestamp};
+use crate::api::{Scope, TaskError};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
@@ -49,7 +49,7 @@ impl ControlPlane {
     /// One liveness and timeout sweep (see the module docs).
     pub async fn sweep_liveness(&self) -> Result<Swept> {
         let mut swept = Swept::default();
-        let now = Utc::now();
+        let now = self.clock().now();
         let grace =
             Duration::from_std(self.config().liveness_grace).unwrap_or(Duration::seconds(60));
 
@@ -170,7 +170,7 @@ impl ControlPlane {
             error: &error,
             reason: category,
             retry_after: None,
-            now: Timestamp::now().as_datetime(),
+            now: self.now().as_datetime(),
         };
         let row = fail_in(&mut tx, &caller, row, failure).await?;
         tx.commit().await?;

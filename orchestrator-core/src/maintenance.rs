@@ -1,9 +1,9 @@
 //! Housekeeping that keeps tables from growing without bound: idempotency
 //! records past their retention, and refresh sessions that can no longer be
-//! used. The server runs [`ControlPlane::purge_expired`] periodically;
-//! embedding programs may call it themselves.
+//! used. The background runner ([`crate::background`]) runs
+//! [`ControlPlane::purge_expired`] hourly; embedding programs may call it
+//! themselves.
 
-use crate::api::Timestamp;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
 use crate::store::on_db;
@@ -29,7 +29,7 @@ impl ControlPlane {
     /// refresh sessions expired or revoked more than [`SESSION_RETENTION`]
     /// ago, and the sessions left without any refresh session.
     pub async fn purge_expired(&self, idempotency_retention: Duration) -> Result<Purged> {
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let records_before = now
             - chrono::Duration::from_std(idempotency_retention).unwrap_or(chrono::Duration::MAX);
         let sessions_before =

@@ -137,8 +137,9 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
             let _ = other.await;
         }
     });
-    tokio::spawn(liveness_loop(core.clone(), stopped.clone()));
-    tokio::spawn(maintenance_loop(core.clone(), stopped));
+    // Liveness, timeouts, retention and every other job that runs on time.
+    let background = core.clone();
+    tokio::spawn(async move { background.run_background(stopped).await });
     tracing::info!(%addr, database = core.store().dialect().as_str(), "orch control plane listening");
     Ok(ServerHandle {
         addr,
@@ -244,44 +245,6 @@ async fn accept_loop(
     tokio::select! {
         _ = all_closed.recv() => {}
         _ = tokio::time::sleep(grace) => tracing::warn!("grace period over; dropping remaining connections"),
-    }
-}
-
-/// Runs the retention sweep every hour (the first one a minute after start).
-async fn maintenance_loop(core: ControlPlane, mut stopped: watch::Receiver<bool>) {
-    let mut next = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep_until(next) => {}
-            _ = stopped.changed() => return,
-        }
-        match core
-            .purge_expired(orchestrator_core::maintenance::IDEMPOTENCY_RETENTION)
-            .await
-        {
-            Ok(purged) => tracing::debug!(?purged, "retention sweep"),
-            Err(e) => tracing::warn!(error = %e, "retention sweep failed"),
-        }
-        next = tokio::time::Instant::now() + Duration::from_secs(3600);
-    }
-}
-
-/// Runs the liveness and timeout sweep every `liveness_interval`.
-async fn liveness_loop(core: ControlPlane, mut stopped: watch::Receiver<bool>) {
-    let every = core
-        .config()
-        .liveness_interval
-        .max(Duration::from_millis(50));
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(every) => {}
-            _ = stopped.changed() => return,
-        }
-        match core.sweep_liveness().await {
-            Ok(swept) if swept != Default::default() => tracing::info!(?swept, "liveness sweep"),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "liveness sweep failed"),
-        }
     }
 }
 

@@ -90,7 +90,7 @@ impl ControlPlane {
         if to == from {
             return row.to_api();
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         row.state = to.as_str().into();
         row.started_at = Some(now);
         row.last_heartbeat_at = Some(now);
@@ -198,7 +198,7 @@ impl ControlPlane {
                 "only the assigned agent or its worker may complete this task",
             ));
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         if row.cancel_requested {
             // Cooperative cancellation (§4): the holder stopped; its result
             // is kept, the task ends cancelled.
@@ -316,7 +316,7 @@ impl ControlPlane {
             error: &error,
             reason: "failed",
             retry_after: request.retry_after_seconds,
-            now: Timestamp::now().as_datetime(),
+            now: self.now().as_datetime(),
         };
         let row = fail_in(tx, caller, row, failure).await?;
         let task = write.finish(row.to_api()?).await?;

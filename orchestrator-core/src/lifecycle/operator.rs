@@ -79,7 +79,7 @@ impl ControlPlane {
         let mut row = find_for_update(tx, caller.tenant_id, id).await?;
         let from = row.state()?;
         let to = transition(op, from)?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         if op == TaskOp::Cancel && from.is_held() && row.heartbeat_timeout_seconds.is_some() {
             // Cooperative cancellation (run control §4): the holder hears it
             // in its next heartbeat answer and on its worker channel; the

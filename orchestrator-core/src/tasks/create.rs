@@ -353,7 +353,7 @@ impl ControlPlane {
 
     async fn create_task_here(&self, caller: &Caller, request: CreateTask) -> Result<(Task, bool)> {
         validate_create(&request)?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         if Fields::plain(&request) && self.store().combines() {
             // Nothing to look up or record: one INSERT shared with the other
             // plain creates waiting for the writer (tasks::insert).
