@@ -5,7 +5,7 @@
 //! ([`crate::workflows::after_task_change`]).
 
 use crate::api::{
-    CompleteTask, FailTask, Scope, StartTask, Task, TaskArtifact, TaskError, TaskState, Timestamp,
+    CompleteTask, FailTask, Scope, StartTask, Task, TaskArtifact, TaskError, TaskState,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;

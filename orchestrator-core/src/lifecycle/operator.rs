@@ -3,7 +3,7 @@
 //! escalation, approve output, cancel. Each is one transition of
 //! [`crate::tasks::state`] and its workflow consequences.
 
-use crate::api::{Task, TaskAction, Timestamp};
+use crate::api::{Task, TaskAction};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};

@@ -1,7 +1,7 @@
 //! Creating tasks: `POST /tasks`, and the insert that activations use for
 //! their orchestrator tasks.
 
-use crate::api::{CreateTask, Issues, RetryPolicy, TASK_TYPES, Task, Timestamp};
+use crate::api::{CreateTask, Issues, RetryPolicy, TASK_TYPES, Task};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::environments::usable_environment;
