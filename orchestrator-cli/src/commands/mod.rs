@@ -13,6 +13,7 @@ pub mod login;
 pub mod logs;
 pub mod playbooks;
 pub mod serve;
+pub mod task_run_control;
 pub mod tasks;
 pub mod tenants;
 pub mod worker;

@@ -1,6 +1,9 @@
 //! `orch tasks list|get|create|claim|start|complete|fail|retry|skip|reassign|escalate|cancel`.
 
 use crate::cli::{GlobalOpts, PageArgs};
+use crate::commands::task_run_control::{
+    self, CreateRunControl, HeartbeatArgs, RescheduleArgs,
+};
 use crate::config;
 use crate::output::{self, fields, opt, table};
 use clap::{Args, Subcommand};
@@ -83,8 +86,17 @@ pub enum TasksCommand {
     Reassign(ReassignArgs),
     /// Escalate a held task (admin).
     Escalate(ReasonArgs),
-    /// Cancel a task (admin).
+    /// Cancel a task (admin); a held task with a heartbeat timeout is asked
+    /// to stop and ends cancelled when its holder stops.
     Cancel(ReasonArgs),
+    /// Move a pending task's run_at (admin).
+    #[command(after_help = "Example:\n  orch tasks reschedule 3f6c… --delay 600")]
+    Reschedule(RescheduleArgs),
+    /// Renew the holder's lease and report progress (as the holding agent).
+    #[command(
+        after_help = "Example:\n  orch tasks heartbeat 3f6c… --attempt 1 --progress '{\"pct\":40}'"
+    )]
+    Heartbeat(HeartbeatArgs),
 }
 
 #[derive(Debug, Args)]
@@ -201,6 +213,8 @@ pub struct CreateArgs {
     pub input: Option<String>,
     #[arg(long)]
     pub request_id: Option<String>,
+    #[command(flatten)]
+    pub run_control: CreateRunControl,
 }
 
 #[derive(Debug, Args)]
@@ -291,6 +305,8 @@ fn show(global: &GlobalOpts, t: &Task) {
             ("workflow_id", opt(&t.workflow_id)),
             ("assigned_agent_id", opt(&t.assigned_agent_id)),
             ("retry_count", t.retry_count.to_string()),
+            ("attempt", t.attempt.to_string()),
+            ("run_at", opt(&t.run_at)),
             (
                 "output",
                 t.output.as_ref().map_or("-".into(), |v| v.to_string()),
@@ -487,8 +503,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 })?),
                 None => None,
             };
-            tasks
-                .create(&CreateTask {
+            let mut request = CreateTask {
                     title: args.title,
                     task_type: args.task_type,
                     description: args.description,
@@ -501,8 +516,13 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                     input: json_arg(args.input)?,
                     request_id: args.request_id,
                     ..Default::default()
-                })
-                .await?
+                };
+            args.run_control.apply(&mut request)?;
+            tasks.create(&request).await?
+        }
+        TasksCommand::Reschedule(args) => task_run_control::reschedule(&tasks, args).await?,
+        TasksCommand::Heartbeat(args) => {
+            return task_run_control::heartbeat(global, &tasks, args).await;
         }
         TasksCommand::Claim(args) => {
             match tasks

@@ -375,6 +375,23 @@ impl ControlPlane {
                 Combined::Missed(_) => Err(Error::internal("a combined create added no row")),
             };
         }
+        let mut deduplicated = false;
+        let task = self
+            .create_task_recorded(caller, request, now, &mut deduplicated)
+            .await?;
+        Ok((task, deduplicated))
+    }
+
+    /// The ordinary create, recorded under its `request_id` (a replay
+    /// answers the recorded task; `deduplicated` is set only by a fresh
+    /// create that found a live task with its key).
+    async fn create_task_recorded(
+        &self,
+        caller: &Caller,
+        request: CreateTask,
+        now: DateTime<Utc>,
+        deduplicated: &mut bool,
+    ) -> Result<Task> {
         // A task that names nothing to look up is one INSERT: no savepoint
         // (store::begin_unguarded). A lookup can fail with a 400, so a
         // request with references keeps its savepoint.
@@ -387,7 +404,7 @@ impl ControlPlane {
         let mut write = begin_write!(
             self, caller, "tasks.create", request, Storage::Plain, guarded: references
         );
-        let (row, deduplicated) = insert_deduped(
+        let (row, found) = insert_deduped(
             &mut write.tx,
             caller,
             caller.tenant_id,
@@ -398,7 +415,7 @@ impl ControlPlane {
             now,
         )
         .await?;
-        let task = row.to_api()?;
-        Ok((write.finish(task).await?, deduplicated))
+        *deduplicated = found;
+        write.finish(row.to_api()?).await
     }
 }

@@ -10,7 +10,7 @@ use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::logs::{self, PlatformLog};
-use crate::store::{Access, Tx, on_db};
+use crate::store::{Access, Tx, is_unique_violation, on_db};
 use crate::tasks::state::TaskOp;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
@@ -207,9 +207,11 @@ pub(crate) async fn find_for_update(tx: &mut Tx, tenant_id: Uuid, id: Uuid) -> R
     row.ok_or(Error::not_found("task"))
 }
 
-/// Writes the mutable columns of `row`.
+/// Writes the mutable columns of `row`. A write the unique indexes refuse
+/// (a task going back to pending while another live task has its
+/// `dedupe_key`) is a 409.
 pub(crate) async fn save(tx: &mut Tx, row: &TaskRow) -> Result<()> {
-    on_db!(tx, c => sqlx::query(
+    let written = on_db!(tx, c => sqlx::query(
         "UPDATE tasks SET state = $1, assigned_agent_id = $2, assigned_worker_id = $3, \
          preferred_agent_id = $4, preferred_worker_id = $5, input = $6, output = $7, error = $8, \
          metrics = $9, git_info = $10, verification = $11, retry_count = $12, claimed_at = $13, \
@@ -241,8 +243,13 @@ pub(crate) async fn save(tx: &mut Tx, row: &TaskRow) -> Result<()> {
     .bind(&row.progress)
     .bind(row.progress_at)
     .bind(row.cancel_requested)
-    .execute(c).await.map(|r| r.rows_affected()))?;
-    Ok(())
+    .execute(c).await.map(|r| r.rows_affected()));
+    match written {
+        Err(e) if is_unique_violation(&e) => Err(Error::conflict(
+            "another live task of the tenant has this task's dedupe_key",
+        )),
+        other => other.map(|_| ()).map_err(Into::into),
+    }
 }
 
 /// Writes `task.state_changed` for `row` going `from` → its current state.

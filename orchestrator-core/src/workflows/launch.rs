@@ -227,6 +227,22 @@ impl ControlPlane {
         {
             return Err(Error::schema_field("dedupe_key", "must be 1 to 200 characters"));
         }
+        let mut deduplicated = false;
+        let workflow = self
+            .create_workflow_recorded(caller, request, &mut deduplicated)
+            .await?;
+        Ok((workflow, deduplicated))
+    }
+
+    /// The launch, recorded under its `request_id` (a replay answers the
+    /// recorded workflow; `deduplicated` is set only by a fresh launch that
+    /// found a live workflow with its key).
+    async fn create_workflow_recorded(
+        &self,
+        caller: &Caller,
+        request: CreateWorkflow,
+        deduplicated: &mut bool,
+    ) -> Result<Workflow> {
         if request.name.trim().is_empty() || request.name.len() > 200 {
             return Err(Error::invalid_field("name", "must be 1 to 200 characters"));
         }
@@ -244,7 +260,7 @@ impl ControlPlane {
         lookup_workspace(&mut write.tx, caller.tenant_id, request.workspace_id)
             .await?
             .ok_or_else(|| Error::invalid_field("workspace_id", "no such workspace"))?;
-        let (row, deduplicated) = insert_deduped(
+        let (row, found) = insert_deduped(
             &mut write.tx,
             caller,
             NewWorkflow {
@@ -266,8 +282,8 @@ impl ControlPlane {
             },
         )
         .await?;
-        let workflow = row.to_api();
-        Ok((write.finish(workflow).await?, deduplicated))
+        *deduplicated = found;
+        write.finish(row.to_api()).await
     }
 
     /// `POST /workspaces/:id/planning-workflow`: launches `playbook_id` (or,

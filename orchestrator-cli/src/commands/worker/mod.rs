@@ -5,6 +5,7 @@
 //! ones finish and exits. When the channel drops (a server restart) it
 //! reconnects with exponential backoff; running tasks go on meanwhile.
 
+mod lease;
 mod task;
 
 use crate::cli::GlobalOpts;
