@@ -15,10 +15,10 @@
 //! single-flight: the first caller refreshes under a lock, the others wait
 //! for it and take the token it got.
 
-use crate::auth::Session;
-use crate::client::Client;
+use crate::decode::decode;
 use crate::error::{Error, Result};
-use orchestrator_core::api::Timestamp;
+use orchestrator_core::api::{DataEnvelope, RefreshResponse, Timestamp, TokenResponse};
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -50,6 +50,24 @@ impl std::fmt::Debug for SessionTokens {
             .field("expires_at", &self.expires_at)
             .finish_non_exhaustive()
     }
+}
+
+/// What a token exchange or refresh hands a non-browser client: the access
+/// token and, read from the `Set-Cookie` headers, the refresh and CSRF tokens.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The access token (bearer).
+    pub token: String,
+    /// When the access token expires.
+    pub expires_at: orchestrator_core::api::Timestamp,
+    /// When the refresh token expires.
+    pub refresh_expires_at: orchestrator_core::api::Timestamp,
+    /// The refresh token (from the `Set-Cookie` header).
+    pub refresh_token: Option<String>,
+    /// The CSRF token (from the `Set-Cookie` header).
+    pub csrf_token: Option<String>,
+    /// The scope and tenant (present on the exchange, not on a refresh).
+    pub exchange: Option<TokenResponse>,
 }
 
 /// The tokens of a session and what keeps them fresh; shared by the clones
@@ -120,17 +138,27 @@ impl SessionAuth {
 
     /// The access token to send: the current one, or a fresh one when it is
     /// missing or near its expiry.
-    pub(crate) async fn token(&self, client: &Client) -> Result<String> {
+    /// `exchange` trades a refresh token for a new session (the client's
+    /// `POST /auth/refresh`); it is called at most once.
+    pub(crate) async fn token<F, Fut>(&self, exchange: F) -> Result<String>
+    where
+        F: FnOnce(String) -> Fut,
+        Fut: Future<Output = Result<Session>>,
+    {
         let tokens = self.tokens();
         match (&tokens.access, tokens.refresh_at) {
             (Some(access), Some(at)) if Instant::now() < at => Ok(access.clone()),
-            _ => self.refresh(client, tokens.access.as_deref()).await,
+            _ => self.refresh(exchange, tokens.access.as_deref()).await,
         }
     }
 
     /// A new access token after `stale` failed or aged: refreshes unless
     /// another caller already replaced `stale` while this one waited.
-    pub(crate) async fn refresh(&self, client: &Client, stale: Option<&str>) -> Result<String> {
+    pub(crate) async fn refresh<F, Fut>(&self, exchange: F, stale: Option<&str>) -> Result<String>
+    where
+        F: FnOnce(String) -> Fut,
+        Fut: Future<Output = Result<Session>>,
+    {
         let _flight = self.refresh_lock.lock().await;
         let mut tokens = self.tokens();
         if let Some(access) = &tokens.access
@@ -158,7 +186,7 @@ impl SessionAuth {
             }
             tokens = shared.clone();
         }
-        let session = client.exchange_refresh(&tokens.refresh).await?;
+        let session = exchange(tokens.refresh.clone()).await?;
         let Some(rotated) = session.refresh_token.clone() else {
             return Err(Error::Decode {
                 status: 200,
@@ -196,4 +224,39 @@ fn refresh_at(expires_at: Timestamp, skew: Duration) -> Instant {
         - Timestamp::now().as_datetime().timestamp_millis();
     let left = Duration::from_millis(u64::try_from(left_ms).unwrap_or(0));
     Instant::now() + (left - skew.min(left / 2))
+}
+
+/// The session a `POST /auth/refresh` answered: the access token from the
+/// body, the rotated refresh token and CSRF token from the cookies.
+pub(crate) async fn refreshed_session(response: reqwest::Response) -> Result<Session> {
+    let (refresh_token, csrf_token) = session_cookies(&response);
+    let data: RefreshResponse = decode::<DataEnvelope<RefreshResponse>>(response)
+        .await?
+        .data;
+    Ok(Session {
+        token: data.token,
+        expires_at: data.expires_at,
+        refresh_expires_at: data.refresh_expires_at,
+        refresh_token,
+        csrf_token,
+        exchange: None,
+    })
+}
+
+/// The refresh and CSRF cookie values of a response.
+pub(crate) fn session_cookies(response: &reqwest::Response) -> (Option<String>, Option<String>) {
+    let mut refresh = None;
+    let mut csrf = None;
+    for value in response.headers().get_all(reqwest::header::SET_COOKIE) {
+        let Ok(text) = value.to_str() else { continue };
+        let Ok(cookie) = cookie::Cookie::parse(text.to_owned()) else {
+            continue;
+        };
+        match cookie.name() {
+            "service_refresh_token" => refresh = Some(cookie.value().to_owned()),
+            "service_csrf_token" => csrf = Some(cookie.value().to_owned()),
+            _ => {}
+        }
+    }
+    (refresh, csrf)
 }
