@@ -139,7 +139,7 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/reschedule"))
-                    .json(request),
+                    .json_id(self.client, request),
             )
             .await
     }
