@@ -88,8 +88,14 @@ impl Api<'_> {
             .await
     }
 
-    async fn heartbeat(&self, id: &str, who: &(String, String), attempt: i64) -> (StatusCode, Value) {
-        let body = json!({ "agent_id": who.0, "attempt": attempt, "progress": { "done": attempt } });
+    async fn heartbeat(
+        &self,
+        id: &str,
+        who: &(String, String),
+        attempt: i64,
+    ) -> (StatusCode, Value) {
+        let body =
+            json!({ "agent_id": who.0, "attempt": attempt, "progress": { "done": attempt } });
         self.call("POST", &format!("/tasks/{id}/heartbeat"), &who.1, body)
             .await
     }
@@ -97,7 +103,12 @@ impl Api<'_> {
     async fn events(&self, kind: &str) -> Vec<Value> {
         let admin = self.server.admin_key.clone();
         let page = self
-            .ok("GET", &format!("/events?type={kind}&limit=100"), &admin, json!({}))
+            .ok(
+                "GET",
+                &format!("/events?type={kind}&limit=100"),
+                &admin,
+                json!({}),
+            )
             .await;
         page.as_array().cloned().unwrap_or_default()
     }
@@ -196,7 +207,8 @@ async fn backoff_counts_from_the_failure_on_the_clock() {
     let (_, claimed) = api.claim(&agent).await;
     assert_eq!(claimed["data"]["id"], id.as_str());
     let body = json!({ "agent_id": agent.0, "output": {} });
-    api.ok("POST", &format!("/tasks/{id}/complete"), &agent.1, body).await;
+    api.ok("POST", &format!("/tasks/{id}/complete"), &agent.1, body)
+        .await;
 
     // A non-retryable category, or recoverable: false, fails at once.
     let policy = json!({ "max_attempts": 5, "non_retryable_categories": ["auth"] });
@@ -217,9 +229,14 @@ async fn backoff_counts_from_the_failure_on_the_clock() {
     }
 
     // Expiry: still pending at expires_at → cancelled (reason expired).
-    let task = api.create(json!({ "ttl_seconds": 10, "delay_seconds": 3600 })).await;
+    let task = api
+        .create(json!({ "ttl_seconds": 10, "delay_seconds": 3600 }))
+        .await;
     let id = task["id"].as_str().unwrap().to_owned();
-    assert_eq!(time(&task["expires_at"]), clock_now(&clock) + Duration::seconds(10));
+    assert_eq!(
+        time(&task["expires_at"]),
+        clock_now(&clock) + Duration::seconds(10)
+    );
     clock.advance(Duration::seconds(11));
     let started = Instant::now();
     loop {
@@ -250,20 +267,40 @@ async fn run_control_fields_are_checked() {
     let api = Api::new(&server);
     let admin = server.admin_key.clone();
     let cases = [
-        (json!({ "retry_policy": { "max_attempts": 3 }, "auto_retry": true, "max_retries": 2 }),
-         vec!["retry_policy", "auto_retry", "max_retries"]),
-        (json!({ "retry_policy": { "max_attempts": 0 } }), vec!["retry_policy.max_attempts"]),
-        (json!({ "retry_policy": { "max_attempts": 2, "jitter": 1.5 } }), vec!["retry_policy.jitter"]),
-        (json!({ "run_at": "2030-01-01T00:00:00Z", "delay_seconds": 5 }), vec!["run_at", "delay_seconds"]),
-        (json!({ "heartbeat_timeout_seconds": 4 }), vec!["heartbeat_timeout_seconds"]),
+        (
+            json!({ "retry_policy": { "max_attempts": 3 }, "auto_retry": true, "max_retries": 2 }),
+            vec!["retry_policy", "auto_retry", "max_retries"],
+        ),
+        (
+            json!({ "retry_policy": { "max_attempts": 0 } }),
+            vec!["retry_policy.max_attempts"],
+        ),
+        (
+            json!({ "retry_policy": { "max_attempts": 2, "jitter": 1.5 } }),
+            vec!["retry_policy.jitter"],
+        ),
+        (
+            json!({ "run_at": "2030-01-01T00:00:00Z", "delay_seconds": 5 }),
+            vec!["run_at", "delay_seconds"],
+        ),
+        (
+            json!({ "heartbeat_timeout_seconds": 4 }),
+            vec!["heartbeat_timeout_seconds"],
+        ),
         (json!({ "delay_seconds": -1 }), vec!["delay_seconds"]),
         (json!({ "dedupe_key": "" }), vec!["dedupe_key"]),
     ];
     for (extra, fields) in cases {
         let mut body = json!({ "title": "t", "type": "code" });
-        body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
         let (status, answer) = api.call("POST", "/tasks", &admin, body).await;
-        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{extra}: {answer}");
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{extra}: {answer}"
+        );
         assert_eq!(answer["error"]["code"], "SCHEMA_VALIDATION_FAILED");
         for field in fields {
             assert!(
@@ -273,7 +310,11 @@ async fn run_control_fields_are_checked() {
         }
     }
     let page = api.ok("GET", "/tasks", &admin, json!({})).await;
-    assert_eq!(page.as_array().map(Vec::len).unwrap_or(0), 0, "a refused create wrote: {page}");
+    assert_eq!(
+        page.as_array().map(Vec::len).unwrap_or(0),
+        0,
+        "a refused create wrote: {page}"
+    );
 }
 
 /// A worker on the channel with one agent tagged `role:rc`.
@@ -317,11 +358,16 @@ async fn a_delayed_task_reaches_a_waiting_worker_at_its_run_at() {
     // Let the channel's first rounds pass.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let created_at = Instant::now();
-    let task = api.create(json!({ "role": "rc", "delay_seconds": 2 })).await;
+    let task = api
+        .create(json!({ "role": "rc", "delay_seconds": 2 }))
+        .await;
     let id = task["id"].as_str().unwrap().to_owned();
     assert!(task["run_at"].is_string());
     // Not before run_at...
-    assert!(next_frame(&mut channel, 1.0).await.is_none(), "assigned before run_at");
+    assert!(
+        next_frame(&mut channel, 1.0).await.is_none(),
+        "assigned before run_at"
+    );
     // ...and within 1 s of it, with nothing else happening.
     let frame = next_frame(&mut channel, 2.5).await;
     let elapsed = created_at.elapsed().as_secs_f64();
@@ -341,16 +387,30 @@ async fn a_delayed_task_reaches_a_waiting_worker_at_its_run_at() {
     // Reschedule: only while pending.
     let admin = server.admin_key.clone();
     let (status, answer) = api
-        .call("POST", &format!("/tasks/{id}/reschedule"), &admin, json!({ "delay_seconds": 5 }))
+        .call(
+            "POST",
+            &format!("/tasks/{id}/reschedule"),
+            &admin,
+            json!({ "delay_seconds": 5 }),
+        )
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{answer}");
-    let other = api.create(json!({ "title": "later", "delay_seconds": 3600 })).await;
+    let other = api
+        .create(json!({ "title": "later", "delay_seconds": 3600 }))
+        .await;
     let other_id = other["id"].as_str().unwrap();
     let moved = api
-        .ok("POST", &format!("/tasks/{other_id}/reschedule"), &admin,
-            json!({ "run_at": "2099-01-01T00:00:00Z" }))
+        .ok(
+            "POST",
+            &format!("/tasks/{other_id}/reschedule"),
+            &admin,
+            json!({ "run_at": "2099-01-01T00:00:00Z" }),
+        )
         .await;
-    assert_eq!(time(&moved["run_at"]), "2099-01-01T00:00:00Z".parse::<DateTime<Utc>>().unwrap());
+    assert_eq!(
+        time(&moved["run_at"]),
+        "2099-01-01T00:00:00Z".parse::<DateTime<Utc>>().unwrap()
+    );
 }
 
 #[tokio::test]
@@ -385,7 +445,10 @@ async fn leases_expire_fence_stale_holders_and_carry_cancellation() {
             break;
         }
         let waited = last_beat.elapsed().as_secs_f64();
-        assert!(waited < 6.5, "still held {waited:.1} s after the last heartbeat: {task}");
+        assert!(
+            waited < 6.5,
+            "still held {waited:.1} s after the last heartbeat: {task}"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert!(last_beat.elapsed().as_secs_f64() >= 4.9);
@@ -396,14 +459,18 @@ async fn leases_expire_fence_stale_holders_and_carry_cancellation() {
     assert_eq!(again["data"]["attempt"], 2);
     for op in ["complete", "start", "fail"] {
         let body = json!({ "agent_id": agent.0, "attempt": 1 });
-        let (status, answer) = api.call("POST", &format!("/tasks/{id}/{op}"), &agent.1, body).await;
+        let (status, answer) = api
+            .call("POST", &format!("/tasks/{id}/{op}"), &agent.1, body)
+            .await;
         assert_eq!(status, StatusCode::CONFLICT, "{op}: {answer}");
         assert_eq!(answer["error"]["code"], "LEASE_LOST", "{op}: {answer}");
     }
     let (status, answer) = api.heartbeat(&id, &agent, 1).await;
     assert_eq!(answer["error"]["code"], "LEASE_LOST", "{status} {answer}");
     let body = json!({ "agent_id": agent.0, "attempt": 2, "output": { "ok": true } });
-    let done = api.ok("POST", &format!("/tasks/{id}/complete"), &agent.1, body).await;
+    let done = api
+        .ok("POST", &format!("/tasks/{id}/complete"), &agent.1, body)
+        .await;
     assert_eq!(done["state"], "completed");
 
     // A holder heartbeating every 2 s keeps a 5 s lease for 30 s.
@@ -427,7 +494,9 @@ async fn leases_expire_fence_stale_holders_and_carry_cancellation() {
     let (_, ack) = api.heartbeat(&id, &agent, 1).await;
     assert_eq!(ack["data"]["cancel_requested"], true, "{ack}");
     let body = json!({ "agent_id": agent.0, "error": { "category": "cancelled" } });
-    let ended = api.ok("POST", &format!("/tasks/{id}/fail"), &agent.1, body).await;
+    let ended = api
+        .ok("POST", &format!("/tasks/{id}/fail"), &agent.1, body)
+        .await;
     assert_eq!(ended["state"], "cancelled", "{ended}");
 }
 
@@ -436,14 +505,17 @@ async fn cancellation_reaches_the_worker_channel() {
     let server = TestServer::start().await;
     let api = Api::new(&server);
     let (mut channel, _agent_id) = channel_worker(&server).await;
-    let task = api.create(json!({ "role": "rc", "heartbeat_timeout_seconds": 60 })).await;
+    let task = api
+        .create(json!({ "role": "rc", "heartbeat_timeout_seconds": 60 }))
+        .await;
     let id = task["id"].as_str().unwrap().to_owned();
     match next_frame(&mut channel, 10.0).await {
         Some(ServerMessage::TaskAssigned { .. }) => {}
         other => panic!("expected task.assigned, got {other:?}"),
     }
     let admin = server.admin_key.clone();
-    api.ok("POST", &format!("/tasks/{id}/cancel"), &admin, json!({})).await;
+    api.ok("POST", &format!("/tasks/{id}/cancel"), &admin, json!({}))
+        .await;
     loop {
         match next_frame(&mut channel, 5.0).await {
             Some(ServerMessage::TaskCancelRequested { task_id, .. }) => {
@@ -485,7 +557,8 @@ async fn twenty_concurrent_creates_with_one_dedupe_key_make_one_task() {
     assert_eq!(claimed["data"]["id"], id);
     let id = id.as_str().unwrap();
     let body = json!({ "agent_id": agent.0, "output": {} });
-    api.ok("POST", &format!("/tasks/{id}/complete"), &agent.1, body).await;
+    api.ok("POST", &format!("/tasks/{id}/complete"), &agent.1, body)
+        .await;
     let body = json!({ "title": "again", "type": "code", "dedupe_key": "nightly-2030-01-01" });
     let (status, answer) = api.call("POST", "/tasks", &admin, body).await;
     assert_eq!(status, StatusCode::CREATED, "{answer}");
@@ -499,7 +572,10 @@ async fn twenty_concurrent_creates_with_one_dedupe_key_make_one_task() {
         api.call("POST", "/workflows", &admin, body)
     };
     let launches = futures_util::future::join_all((0..5).map(|_| launch())).await;
-    let created: Vec<_> = launches.iter().filter(|(s, _)| *s == StatusCode::CREATED).collect();
+    let created: Vec<_> = launches
+        .iter()
+        .filter(|(s, _)| *s == StatusCode::CREATED)
+        .collect();
     assert_eq!(created.len(), 1, "{launches:?}");
     for (status, answer) in &launches {
         assert!(status.is_success(), "{answer}");

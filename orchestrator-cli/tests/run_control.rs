@@ -18,9 +18,24 @@ async fn create_reschedule_and_heartbeat_from_the_command_line() {
     let server = TestServer::start().await;
     let dir = tempfile::tempdir().unwrap();
     let args = [
-        "tasks", "create", "--title", "nightly", "--delay", "3600", "--ttl", "7200",
-        "--retry-max", "3", "--retry-backoff", "5", "--heartbeat-timeout", "30",
-        "--dedupe-key", "nightly-1", "-o", "json",
+        "tasks",
+        "create",
+        "--title",
+        "nightly",
+        "--delay",
+        "3600",
+        "--ttl",
+        "7200",
+        "--retry-max",
+        "3",
+        "--retry-backoff",
+        "5",
+        "--heartbeat-timeout",
+        "30",
+        "--dedupe-key",
+        "nightly-1",
+        "-o",
+        "json",
     ];
     let created = json(&orch_admin(&server, dir.path(), &args).await);
     assert_eq!(created["retry_policy"]["max_attempts"], 3);
@@ -29,12 +44,19 @@ async fn create_reschedule_and_heartbeat_from_the_command_line() {
     assert_eq!(created["dedupe_key"], "nightly-1");
     assert!(created["run_at"].is_string() && created["expires_at"].is_string());
     let again = json(&orch_admin(&server, dir.path(), &args).await);
-    assert_eq!(again["id"], created["id"], "the dedupe key found the live task");
+    assert_eq!(
+        again["id"], created["id"],
+        "the dedupe key found the live task"
+    );
 
     let id = created["id"].as_str().unwrap();
     let moved = json(
-        &orch_admin(&server, dir.path(), &["tasks", "reschedule", id, "--delay", "0", "-o", "json"])
-            .await,
+        &orch_admin(
+            &server,
+            dir.path(),
+            &["tasks", "reschedule", id, "--delay", "0", "-o", "json"],
+        )
+        .await,
     );
     assert!(moved["run_at"].is_null(), "{moved}");
 
@@ -61,9 +83,20 @@ async fn create_reschedule_and_heartbeat_from_the_command_line() {
         .unwrap()
         .unwrap();
     assert_eq!(claimed.id.to_string(), id);
-    let env = [("ORCH_URL", server.url.as_str()), ("ORCH_API_KEY", key.as_str())];
+    let env = [
+        ("ORCH_URL", server.url.as_str()),
+        ("ORCH_API_KEY", key.as_str()),
+    ];
     let beat = [
-        "tasks", "heartbeat", id, "--attempt", "1", "--progress", r#"{"pct":5}"#, "-o", "json",
+        "tasks",
+        "heartbeat",
+        id,
+        "--attempt",
+        "1",
+        "--progress",
+        r#"{"pct":5}"#,
+        "-o",
+        "json",
     ];
     let ack = json(&orch_with(&beat, &env).await);
     assert_eq!(ack["ack"], true);
@@ -94,7 +127,15 @@ async fn worker_run_reports_progress_and_stops_its_command_when_cancelled() {
     let script = dir.path().join("task.sh");
     std::fs::write(&script, SCRIPT).unwrap();
     let _worker = Command::new(common::ORCH)
-        .args(["worker", "run", "--name", "lease-box", "--tag", "role:lease", "--"])
+        .args([
+            "worker",
+            "run",
+            "--name",
+            "lease-box",
+            "--tag",
+            "role:lease",
+            "--",
+        ])
         .arg("sh")
         .arg(&script)
         .env("ORCH_URL", &server.url)
@@ -128,8 +169,9 @@ async fn worker_run_reports_progress_and_stops_its_command_when_cancelled() {
         .unwrap();
     assert!(asked.cancel_requested);
     assert_eq!(asked.state, TaskState::InProgress);
-    eventually("the worker stops the command and the task ends cancelled", async || {
-        admin.tasks().get(task.id).await.unwrap().state == TaskState::Cancelled
-    })
+    eventually(
+        "the worker stops the command and the task ends cancelled",
+        async || admin.tasks().get(task.id).await.unwrap().state == TaskState::Cancelled,
+    )
     .await;
 }

@@ -1,9 +1,7 @@
 //! `orch tasks list|get|create|claim|start|complete|fail|retry|skip|reassign|escalate|cancel`.
 
 use crate::cli::{GlobalOpts, PageArgs};
-use crate::commands::task_run_control::{
-    self, CreateRunControl, HeartbeatArgs, RescheduleArgs,
-};
+use crate::commands::task_run_control::{self, CreateRunControl, HeartbeatArgs, RescheduleArgs};
 use crate::config;
 use crate::output::{self, fields, opt, table};
 use clap::{Args, Subcommand};
@@ -504,19 +502,19 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 None => None,
             };
             let mut request = CreateTask {
-                    title: args.title,
-                    task_type: args.task_type,
-                    description: args.description,
-                    priority,
-                    role: args.role,
-                    workflow_id: args.workflow,
-                    work_item_id: args.work_item,
-                    task_kind: args.orchestrator.then_some(TaskKind::Orchestrator),
-                    execution_environment_id: args.environment,
-                    input: json_arg(args.input)?,
-                    request_id: args.request_id,
-                    ..Default::default()
-                };
+                title: args.title,
+                task_type: args.task_type,
+                description: args.description,
+                priority,
+                role: args.role,
+                workflow_id: args.workflow,
+                work_item_id: args.work_item,
+                task_kind: args.orchestrator.then_some(TaskKind::Orchestrator),
+                execution_environment_id: args.environment,
+                input: json_arg(args.input)?,
+                request_id: args.request_id,
+                ..Default::default()
+            };
             args.run_control.apply(&mut request)?;
             tasks.create(&request).await?
         }

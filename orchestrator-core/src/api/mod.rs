@@ -49,8 +49,8 @@ pub use logs::{
     NewLogEntry, SortOrder,
 };
 pub use operations::*;
-pub use run_control::{RescheduleTask, RetryPolicy, TaskHeartbeat, TaskHeartbeatAck};
 pub use pagination::{Page, PageRequest};
+pub use run_control::{RescheduleTask, RetryPolicy, TaskHeartbeat, TaskHeartbeatAck};
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};
 pub use time::Timestamp;

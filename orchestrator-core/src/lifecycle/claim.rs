@@ -58,7 +58,6 @@ use super::claim_each::{ClaimFor, ClaimRow, Claims, Outcome, claims_combine};
 use super::claim_sql::{CLAIM_POSTGRES, CLAIM_SQLITE};
 use crate::agents::{self, AgentRow};
 use crate::api::{ClaimTask, Task, TaskState};
-use chrono::{DateTime, Utc};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -67,6 +66,7 @@ use crate::tags::normalise_tags;
 use crate::tasks::acting::Acting;
 use crate::tasks::rows::{TaskRow, record_change, task_columns};
 use crate::tasks::state::TaskOp;
+use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use sqlx::types::Json;
@@ -220,9 +220,17 @@ pub(crate) async fn claim_filtered(
     }
     // Nothing but the claim statement writes: no savepoint
     // (store::begin_unguarded).
-    let (tx, row) =
-        claim_open_filtered(store, caller, agent, tags, workflow_id, environment, false, now)
-            .await?;
+    let (tx, row) = claim_open_filtered(
+        store,
+        caller,
+        agent,
+        tags,
+        workflow_id,
+        environment,
+        false,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(row)
 }

@@ -19,10 +19,10 @@
 //! where the race is retried as ever ([`super::claim`]).
 
 use super::claim_sql::{CLAIM_EACH_FUNCTION, CLAIM_EACH_POSTGRES};
-use chrono::{DateTime, Utc};
 use crate::error::{Error, Result};
 use crate::store::{Combine, Store, Tx, is_unique_violation, on_db};
 use crate::tasks::rows::TaskRow;
+use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use sqlx::postgres::PgRow;
 use sqlx::types::Json;

@@ -98,21 +98,27 @@ macro_rules! claim_update {
             " WHERE id = COALESCE(",
             candidate!(
                 $dialect,
-                [$tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env],
+                [
+                    $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
+                ],
                 " AND t.preferred_agent_id = ",
                 $agent
             ),
             ", ",
             candidate!(
                 $dialect,
-                [$tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env],
+                [
+                    $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
+                ],
                 " AND t.preferred_worker_id = ",
                 $worker
             ),
             ", ",
             candidate!(
                 $dialect,
-                [$tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env],
+                [
+                    $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
+                ],
                 " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL"
             ),
             ") AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = ",

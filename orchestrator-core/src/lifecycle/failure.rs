@@ -72,7 +72,15 @@ pub(crate) async fn fail_in(
         row.state = to.as_str().into();
         row.completed_at = Some(now);
         save(tx, &row).await?;
-        record_change(tx, caller, &before, TaskOp::Cancel, (from, to), "cancel requested").await?;
+        record_change(
+            tx,
+            caller,
+            &before,
+            TaskOp::Cancel,
+            (from, to),
+            "cancel requested",
+        )
+        .await?;
         crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
         return Ok(row);
     }
@@ -107,21 +115,33 @@ pub(crate) async fn fail_in(
     // The event names the agent that held the task.
     record_change(tx, caller, &before, op, (from, to), failure.reason).await?;
     if failure.cause == Cause::LeaseExpired {
-        record(tx, caller, &row, "task.lease_expired", json!({
-            "task_id": row.id, "agent_id": before.assigned_agent_id,
-            "attempt": before.attempt, "to_state": to.as_str(),
-        }))
+        record(
+            tx,
+            caller,
+            &row,
+            "task.lease_expired",
+            json!({
+                "task_id": row.id, "agent_id": before.assigned_agent_id,
+                "attempt": before.attempt, "to_state": to.as_str(),
+            }),
+        )
         .await?;
     }
     if let Verdict::Retry { delay_seconds } = verdict {
         crate::tasks::counters::counters()
             .retries_scheduled
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        record(tx, caller, &row, "task.retry_scheduled", json!({
-            "task_id": row.id, "attempt": row.attempt, "delay_seconds": delay_seconds,
-            "run_at": row.run_at.map(crate::api::Timestamp::from),
-            "error_category": failure.error.category,
-        }))
+        record(
+            tx,
+            caller,
+            &row,
+            "task.retry_scheduled",
+            json!({
+                "task_id": row.id, "attempt": row.attempt, "delay_seconds": delay_seconds,
+                "run_at": row.run_at.map(crate::api::Timestamp::from),
+                "error_category": failure.error.category,
+            }),
+        )
         .await?;
     }
     crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
@@ -154,9 +174,7 @@ pub(crate) fn fence(row: &TaskRow, acting: &Acting, attempt: Option<i64>) -> Res
             row.attempt
         )));
     }
-    if acting.agent_id.is_some()
-        && acting.agent_id == row.lease_lost_agent_id
-        && !acting.holds(row)
+    if acting.agent_id.is_some() && acting.agent_id == row.lease_lost_agent_id && !acting.holds(row)
     {
         return Err(Error::lease_lost(
             "this agent's lease on the task expired and the task was released",

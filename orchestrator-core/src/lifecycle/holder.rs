@@ -38,7 +38,9 @@ impl ControlPlane {
             // Fenced (run control §4): read and check the row first.
             let mut tx = self.store().begin().await?;
             let row = find_for_update(&mut tx, caller.tenant_id, id).await?;
-            return self.start_row(tx, caller, acting, row, request.attempt).await;
+            return self
+                .start_row(tx, caller, acting, row, request.attempt)
+                .await;
         }
         // Fast path, one statement shared with the other starts waiting for
         // the writer (store::combine): the assignee starts a claimed task.

@@ -18,8 +18,8 @@
 pub(crate) mod claim;
 mod claim_each;
 pub(crate) mod claim_sql;
-mod fast_path;
 pub(crate) mod failure;
+mod fast_path;
 pub(crate) mod holder;
 mod operator;
 pub mod run_control;

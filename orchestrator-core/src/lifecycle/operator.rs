@@ -90,10 +90,16 @@ impl ControlPlane {
                 row.updated_at = now;
                 save(tx, &row).await?;
                 let why = reason.clone().unwrap_or_else(|| "cancel".to_owned());
-                record(tx, caller, &row, "task.cancel_requested", json!({
-                    "task_id": row.id, "agent_id": row.assigned_agent_id,
-                    "worker_id": row.assigned_worker_id, "attempt": row.attempt, "reason": why,
-                }))
+                record(
+                    tx,
+                    caller,
+                    &row,
+                    "task.cancel_requested",
+                    json!({
+                        "task_id": row.id, "agent_id": row.assigned_agent_id,
+                        "worker_id": row.assigned_worker_id, "attempt": row.attempt, "reason": why,
+                    }),
+                )
                 .await?;
             }
             let task = row.to_api()?;

@@ -24,12 +24,12 @@ use crate::lifecycle::failure::{Cause, Failure, fail_in, fence, record};
 use crate::store::on_db;
 use crate::tasks::MAX_DELAY_SECONDS;
 use crate::tasks::acting::Acting;
+use crate::tasks::counters::counters;
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 use sqlx::types::Json;
-use crate::tasks::counters::counters;
 use std::sync::atomic::Ordering;
 use uuid::Uuid;
 
@@ -151,9 +151,15 @@ impl ControlPlane {
                 row.run_at = (run_at > now).then_some(run_at);
                 row.updated_at = now;
                 save(tx, &row).await?;
-                record(tx, &caller, &row, "task.rescheduled", json!({
-                    "task_id": row.id, "run_at": row.run_at.map(Timestamp::from),
-                }))
+                record(
+                    tx,
+                    &caller,
+                    &row,
+                    "task.rescheduled",
+                    json!({
+                        "task_id": row.id, "run_at": row.run_at.map(Timestamp::from),
+                    }),
+                )
                 .await?;
                 write.finish(row.to_api()?).await
             })
@@ -234,10 +240,24 @@ impl ControlPlane {
         row.completed_at = Some(now);
         row.updated_at = now;
         save(&mut tx, &row).await?;
-        record_change(&mut tx, &caller, &before, TaskOp::Cancel, (from, to), "expired").await?;
-        record(&mut tx, &caller, &row, "task.expired", json!({
-            "task_id": row.id, "expires_at": row.expires_at.map(Timestamp::from),
-        }))
+        record_change(
+            &mut tx,
+            &caller,
+            &before,
+            TaskOp::Cancel,
+            (from, to),
+            "expired",
+        )
+        .await?;
+        record(
+            &mut tx,
+            &caller,
+            &row,
+            "task.expired",
+            json!({
+                "task_id": row.id, "expires_at": row.expires_at.map(Timestamp::from),
+            }),
+        )
         .await?;
         crate::workflows::after_task_change(&mut tx, &caller, &row, from, to).await?;
         tx.commit().await?;

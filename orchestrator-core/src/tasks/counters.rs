@@ -18,4 +18,3 @@ pub fn counters() -> &'static RunControlCounters {
     static COUNTERS: std::sync::OnceLock<RunControlCounters> = std::sync::OnceLock::new();
     COUNTERS.get_or_init(RunControlCounters::default)
 }
-

@@ -10,11 +10,11 @@ use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
 use crate::store::{Combined, Post, Tx, on_db};
 use crate::tasks::insert::{Creates, Fields, References, insert_row};
-use crate::tasks::rows::{TaskRow, task_columns};
 use crate::tasks::retry;
+use crate::tasks::rows::{TaskRow, task_columns};
 use crate::tasks::{MAX_DELAY_SECONDS, MAX_RETRIES, MAX_TIMEOUT_MINUTES};
-use futures_util::future::BoxFuture;
 use chrono::{DateTime, Utc};
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use sqlx::types::Json;
 use uuid::Uuid;
@@ -85,30 +85,54 @@ fn validate_run_control(request: &CreateTask) -> Result<()> {
         }
     }
     let pairs = [
-        ("run_at", request.run_at.is_some(), "delay_seconds", request.delay_seconds.is_some()),
-        ("expires_at", request.expires_at.is_some(), "ttl_seconds", request.ttl_seconds.is_some()),
+        (
+            "run_at",
+            request.run_at.is_some(),
+            "delay_seconds",
+            request.delay_seconds.is_some(),
+        ),
+        (
+            "expires_at",
+            request.expires_at.is_some(),
+            "ttl_seconds",
+            request.ttl_seconds.is_some(),
+        ),
     ];
     for (a, has_a, b, has_b) in pairs {
         if has_a && has_b {
             let mut issues = Issues::field(a, format!("give {a} or {b}, not both"));
             issues.add_field(b, format!("give {a} or {b}, not both"));
-            return Err(Error::schema(format!("{a} and {b} exclude each other"), issues));
+            return Err(Error::schema(
+                format!("{a} and {b} exclude each other"),
+                issues,
+            ));
         }
     }
     let ranges = [
         ("delay_seconds", request.delay_seconds, 0, MAX_DELAY_SECONDS),
         ("ttl_seconds", request.ttl_seconds, 1, MAX_DELAY_SECONDS),
-        ("heartbeat_timeout_seconds", request.heartbeat_timeout_seconds, 5, 3_600),
+        (
+            "heartbeat_timeout_seconds",
+            request.heartbeat_timeout_seconds,
+            5,
+            3_600,
+        ),
     ];
     for (field, value, low, high) in ranges {
         if value.is_some_and(|v| !(low..=high).contains(&v)) {
-            return Err(Error::schema_field(field, format!("must be {low} to {high}")));
+            return Err(Error::schema_field(
+                field,
+                format!("must be {low} to {high}"),
+            ));
         }
     }
     if let Some(key) = &request.dedupe_key
         && (key.is_empty() || key.chars().count() > 200)
     {
-        return Err(Error::schema_field("dedupe_key", "must be 1 to 200 characters"));
+        return Err(Error::schema_field(
+            "dedupe_key",
+            "must be 1 to 200 characters",
+        ));
     }
     Ok(())
 }

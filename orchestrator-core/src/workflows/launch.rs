@@ -225,7 +225,10 @@ impl ControlPlane {
         if let Some(key) = &request.dedupe_key
             && (key.is_empty() || key.chars().count() > 200)
         {
-            return Err(Error::schema_field("dedupe_key", "must be 1 to 200 characters"));
+            return Err(Error::schema_field(
+                "dedupe_key",
+                "must be 1 to 200 characters",
+            ));
         }
         let mut deduplicated = false;
         let workflow = self

@@ -157,9 +157,11 @@ impl Connection {
                 // On PostgreSQL an event becomes readable only once older
                 // transactions end, so a wake-up can come early: the fallback
                 // looks for signals too.
-                if self.deliver_signals(socket, &mut signals, &mut cancels)
+                if self
+                    .deliver_signals(socket, &mut signals, &mut cancels)
                     .await
-                    .is_err() {
+                    .is_err()
+                {
                     return End::Gone;
                 }
                 if self.assign(socket).await.is_err() {
@@ -283,7 +285,11 @@ impl Connection {
                     && let Some(task_id) = id("task_id")
                 {
                     let agent_id = id("agent_id");
-                    send(socket, &ServerMessage::TaskCancelRequested { task_id, agent_id }).await?;
+                    send(
+                        socket,
+                        &ServerMessage::TaskCancelRequested { task_id, agent_id },
+                    )
+                    .await?;
                 }
                 continue;
             }

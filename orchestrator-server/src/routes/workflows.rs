@@ -16,7 +16,10 @@ use std::sync::Arc;
 
 pub(crate) async fn create(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     let body: CreateWorkflow = req.json()?;
-    let (workflow, deduplicated) = app.core.create_workflow_deduped(req.caller()?, body).await?;
+    let (workflow, deduplicated) = app
+        .core
+        .create_workflow_deduped(req.caller()?, body)
+        .await?;
     Ok(req.created_or_found(&workflow, deduplicated))
 }
 
