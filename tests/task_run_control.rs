@@ -453,6 +453,14 @@ async fn leases_expire_fence_stale_holders_and_carry_cancellation() {
     }
     assert!(last_beat.elapsed().as_secs_f64() >= 4.9);
     assert_eq!(api.events("task.lease_expired").await.len(), 1);
+    assert_eq!(
+        server.metric("orch_task_leases_expired_total").await,
+        Some(1.0)
+    );
+    assert_eq!(
+        server.metric("orch_task_retries_scheduled_total").await,
+        Some(1.0)
+    );
 
     // The same agent claims attempt 2; its stale attempt-1 calls are LEASE_LOST.
     let (_, again) = api.claim(&agent).await;
@@ -551,6 +559,10 @@ async fn twenty_concurrent_creates_with_one_dedupe_key_make_one_task() {
         assert_eq!(answer["meta"]["deduplicated"], true);
         assert_eq!(answer["data"]["id"], id);
     }
+    assert_eq!(
+        server.metric("orch_task_dedupe_hits_total").await,
+        Some(19.0)
+    );
     // Once the task ends the key is free.
     let agent = api.agent("deduper").await;
     let (_, claimed) = api.claim(&agent).await;
