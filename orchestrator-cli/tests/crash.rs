@@ -245,7 +245,7 @@ async fn a_scheduled_retry_survives_sigkill() {
             Some(claimed) => {
                 assert_eq!(claimed.id, task.id);
                 assert_eq!(claimed.attempt, 2);
-                assert!(late >= -50, "claimed {late} ms before run_at");
+                assert!(late >= -300, "claimed {late} ms before run_at");
                 assert!(late <= 2_000, "claimable {late} ms after run_at");
                 break;
             }
