@@ -188,7 +188,7 @@ impl ControlPlane {
             "SELECT id FROM tasks WHERE state = 'pending' AND run_at IS NOT NULL \
              AND run_at > $1 AND run_at <= $2 LIMIT 1",
         ).bind(now - WAKE_WINDOW).bind(now).fetch_all(c).await)?;
-        let next: Vec<(Option<DateTime<Utc>>, Option<DateTime<Utc>>)> = on_db!(&mut conn, c => sqlx::query_as(
+        let next: Vec<(Due, Due)> = on_db!(&mut conn, c => sqlx::query_as(
             "SELECT (SELECT MIN(run_at) FROM tasks WHERE state = 'pending' AND run_at IS NOT NULL \
              AND run_at > $1), \
              (SELECT MIN(expires_at) FROM tasks WHERE state = 'pending' AND expires_at IS NOT NULL \
