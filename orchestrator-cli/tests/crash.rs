@@ -5,7 +5,9 @@
 //! rounds, on SQLite and on PostgreSQL (README "Guarantees").
 
 use orchestrator_client::Client;
-use orchestrator_client::api::{ClaimTask, CompleteTask, CreateTask, RegisterAgent, TaskState};
+use orchestrator_client::api::{
+    ClaimTask, CompleteTask, CreateTask, RegisterAgent, TaskState, Timestamp,
+};
 use orchestrator_tests::TestServer;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -177,5 +179,80 @@ async fn acknowledged_writes_survive_sigkill() {
             created.len(),
             completed.len()
         );
+    }
+}
+
+/// Run control §2: a retry scheduled before a `kill -9` is kept. The task
+/// failed with a backoff, the server was killed before its `run_at`, and
+/// after the restart it is not claimable before `run_at` and is claimed at
+/// it.
+#[tokio::test]
+async fn a_scheduled_retry_survives_sigkill() {
+    let mut server = TestServer::start().await;
+    let database_url = server.database_url();
+    let admin_key = server.admin_key.clone();
+    server.stop().await;
+    let (mut child, client) = serve(&database_url, &admin_key).await;
+    let agent_id = client
+        .agents()
+        .register(&RegisterAgent {
+            name: "retry-agent".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    let task = client
+        .tasks()
+        .create(&CreateTask {
+            title: "flaky".into(),
+            task_type: "code".into(),
+            retry_policy: Some(orchestrator_client::api::RetryPolicy {
+                max_attempts: 3,
+                initial_interval_seconds: Some(3),
+                jitter: Some(0.0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let claim = ClaimTask {
+        agent_id,
+        ..Default::default()
+    };
+    client.tasks().claim(&claim).await.unwrap().unwrap();
+    let failed = client
+        .tasks()
+        .fail(
+            task.id,
+            &orchestrator_client::api::FailTask {
+                agent_id: Some(agent_id),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let run_at = failed.run_at.expect("a retry with a delay").as_datetime();
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+
+    let (_child, client) = serve(&database_url, &admin_key).await;
+    loop {
+        // Milliseconds from run_at to the claim's start.
+        let late = (Timestamp::now().as_datetime() - run_at).num_milliseconds();
+        match client.tasks().claim(&claim).await.unwrap() {
+            Some(claimed) => {
+                assert_eq!(claimed.id, task.id);
+                assert_eq!(claimed.attempt, 2);
+                assert!(late >= -300, "claimed {late} ms before run_at");
+                assert!(late <= 2_000, "claimable {late} ms after run_at");
+                break;
+            }
+            None => {
+                assert!(late <= 2_000, "not claimable {late} ms after run_at");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
     }
 }

@@ -11,6 +11,7 @@ use orchestrator_core::api::{
     Event, FailTask, Handoff, IssueTaskToken, Page, PageRequest, StartTask, Task, TaskAction,
     TaskArtifact, TaskContext, TaskFilter, TaskGit, TaskToken,
 };
+use orchestrator_core::api::{RescheduleTask, TaskHeartbeat, TaskHeartbeatAck};
 use uuid::Uuid;
 
 /// The `Tasks` routes: get one from [`Client::tasks`](crate::Client::tasks).
@@ -114,6 +115,30 @@ impl Tasks<'_> {
             .data(
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/complete"))
+                    .json_id(self.client, request),
+            )
+            .await
+    }
+
+    /// `POST /tasks/:id/heartbeat` (run control §4): renews the holder's
+    /// lease, stores `progress`; the answer says whether to stop.
+    pub async fn heartbeat(&self, id: Uuid, request: &TaskHeartbeat) -> Result<TaskHeartbeatAck> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/tasks/{id}/heartbeat"))
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `POST /tasks/:id/reschedule` (run control §3): a new `run_at` for a
+    /// pending task.
+    pub async fn reschedule(&self, id: Uuid, request: &RescheduleTask) -> Result<Task> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/tasks/{id}/reschedule"))
                     .json_id(self.client, request),
             )
             .await

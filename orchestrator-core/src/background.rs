@@ -68,6 +68,11 @@ const JOBS: &[Job] = &[
         run: |core| Box::pin(core.bulk_action_job()),
     },
     Job {
+        name: "run_control",
+        woken: true,
+        run: |core| Box::pin(core.run_control_job()),
+    },
+    Job {
         name: "retention",
         woken: false,
         run: |core| Box::pin(core.retention_job()),

@@ -51,6 +51,10 @@ pub enum Error {
         current: String,
         requested: String,
     },
+    /// Run control: the caller no longer holds the task's current attempt
+    /// (its lease expired, or it names another attempt).
+    #[error("{message}")]
+    LeaseLost { message: String },
     #[error("{}", too_large_message(*.limit))]
     PayloadTooLarge { limit: usize },
     #[error("too many requests")]
@@ -156,6 +160,12 @@ impl Error {
         }
     }
 
+    pub fn lease_lost(message: impl Into<String>) -> Self {
+        Self::LeaseLost {
+            message: message.into(),
+        }
+    }
+
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::Internal(source.into())
     }
@@ -170,6 +180,7 @@ impl Error {
             Self::NotFound { .. } => ErrorCode::NotFound,
             Self::Conflict { .. } => ErrorCode::Conflict,
             Self::InvalidTransition { .. } => ErrorCode::InvalidStateTransition,
+            Self::LeaseLost { .. } => ErrorCode::LeaseLost,
             Self::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
             Self::RateLimited { .. } => ErrorCode::RateLimited,
             Self::VerificationFailed { .. } => ErrorCode::VerificationFailed,
@@ -207,6 +218,9 @@ impl Error {
             }
             Self::RateLimited { retry_after_secs } => {
                 Some(format!("retry after {retry_after_secs} s"))
+            }
+            Self::LeaseLost { .. } => {
+                Some("stop working on this attempt; claim again for new work".into())
             }
             _ => None,
         }

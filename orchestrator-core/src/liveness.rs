@@ -14,14 +14,13 @@
 //! Each change is its own transaction with its events, acted by the
 //! `system` owner.
 
-use crate::api::{TaskError, TaskState};
+use crate::api::TaskError;
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
 use crate::events::{self, NewEvent};
-use crate::store::StoredJson;
+use crate::lifecycle::failure::{Cause, Failure, fail_in};
 use crate::store::on_db;
-use crate::tasks::state::{TaskOp, transition};
 use crate::tasks::{self, TaskRow};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
@@ -133,51 +132,41 @@ impl ControlPlane {
     ) -> Result<bool> {
         let caller = Caller::system(tenant_id);
         let mut tx = self.store().begin().await?;
-        let mut row: TaskRow = tasks::rows::find_for_update(&mut tx, tenant_id, task_id).await?;
+        let row: TaskRow = tasks::rows::find_for_update(&mut tx, tenant_id, task_id).await?;
         let from = row.state()?;
         if !from.is_held() || (agent_id.is_some() && row.assigned_agent_id != agent_id) {
             return Ok(false);
         }
-        let retry_left = row.retry_count < row.max_retries;
-        let op = if timeout {
-            TaskOp::Timeout
-        } else {
-            TaskOp::AgentLost { retry_left }
-        };
-        let to = transition(op, from)?;
-        let before = row.clone();
-        let now = self.now().as_datetime();
-        let (category, message) = if timeout {
+        let (cause, category, message) = if timeout {
             (
+                Cause::Timeout,
                 "timeout",
                 format!("no result within {} minutes", row.timeout_minutes),
             )
         } else {
             (
+                Cause::AgentLost,
                 "agent_lost",
                 "the assigned agent stopped sending heartbeats".to_owned(),
             )
         };
-        row.error = Some(StoredJson(serde_json::to_value(TaskError {
+        let error = TaskError {
             category: Some(category.into()),
             message: Some(message),
-            recoverable: Some(to == TaskState::Pending),
-        })?));
-        if to == TaskState::Pending {
-            row.retry_count += 1;
-            row.assigned_agent_id = None;
-            row.assigned_worker_id = None;
-            row.claimed_at = None;
-            row.started_at = None;
-        } else {
-            row.completed_at = Some(now);
-        }
-        row.state = to.as_str().into();
-        row.updated_at = now;
-        tasks::rows::save(&mut tx, &row).await?;
-        tasks::rows::record_change(&mut tx, &caller, &before, op, (from, to), category).await?;
-        crate::workflows::after_task_change(&mut tx, &caller, &row, from, to).await?;
+            recoverable: Some(true),
+        };
+        let failure = Failure {
+            cause,
+            error: &error,
+            reason: category,
+            retry_after: None,
+            now: self.now().as_datetime(),
+        };
+        let row = fail_in(&mut tx, &caller, row, failure).await?;
         tx.commit().await?;
+        if let Some(run_at) = row.run_at {
+            self.wake_background(run_at);
+        }
         Ok(true)
     }
 }

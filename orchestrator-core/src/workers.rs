@@ -351,6 +351,7 @@ impl ControlPlane {
                 &tags,
                 request.workflow_id,
                 request.execution_environment_id,
+                self.now().as_datetime(),
             )
             .await?;
             if let Some(row) = row {
@@ -532,7 +533,8 @@ impl ControlPlane {
         for (agent_id,) in free {
             let agent = self.acting_agent(caller, agent_id, Some(worker_id)).await?;
             let tags = claimer_tags(&agent, None);
-            let row = claim(self.store(), caller, &agent, &tags, None).await?;
+            let now = self.now().as_datetime();
+            let row = claim(self.store(), caller, &agent, &tags, None, now).await?;
             if let Some(row) = row {
                 assigned.push((
                     agent_id,

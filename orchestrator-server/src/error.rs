@@ -26,7 +26,9 @@ pub(crate) fn status_of(code: ErrorCode) -> StatusCode {
         ErrorCode::Forbidden => StatusCode::FORBIDDEN,
         ErrorCode::NotFound => StatusCode::NOT_FOUND,
         ErrorCode::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-        ErrorCode::Conflict | ErrorCode::InvalidStateTransition => StatusCode::CONFLICT,
+        ErrorCode::Conflict | ErrorCode::InvalidStateTransition | ErrorCode::LeaseLost => {
+            StatusCode::CONFLICT
+        }
         ErrorCode::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorCode::RateLimited => StatusCode::TOO_MANY_REQUESTS,
         ErrorCode::ServiceUnavailable => StatusCode::SERVICE_UNAVAILABLE,

@@ -233,12 +233,41 @@ impl Metrics {
         )
         .expect("valid metric");
         combined_requests.inc_by(batches.combined_requests);
-        for counter in [
+        let mut counters = vec![
             write_batches,
             write_requests,
             combined_statements,
             combined_requests,
+        ];
+        // Run control (issue 30): what this process did.
+        let run_control = orchestrator_core::tasks::counters::counters();
+        for (name, help, value) in [
+            (
+                "orch_task_retries_scheduled_total",
+                "Failed tasks sent back to pending by their retry rules",
+                &run_control.retries_scheduled,
+            ),
+            (
+                "orch_task_leases_expired_total",
+                "Held tasks released because no heartbeat came within their timeout",
+                &run_control.leases_expired,
+            ),
+            (
+                "orch_task_dedupe_hits_total",
+                "Task creates answered with the live task of their dedupe key",
+                &run_control.dedupe_hits,
+            ),
+            (
+                "orch_tasks_expired_total",
+                "Pending tasks cancelled at their expires_at",
+                &run_control.tasks_expired,
+            ),
         ] {
+            let counter = IntCounter::new(name, help).expect("valid metric");
+            counter.inc_by(value.load(std::sync::atomic::Ordering::Relaxed));
+            counters.push(counter);
+        }
+        for counter in counters {
             database
                 .register(Box::new(counter))
                 .expect("metric names are unique");

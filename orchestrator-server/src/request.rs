@@ -151,6 +151,18 @@ impl Req {
         Reply::data(StatusCode::ACCEPTED, &self.request_id, data)
     }
 
+    /// A create with a dedupe key (run control §5): `201` for a new record,
+    /// `200` for the live one the key found; `meta.deduplicated` says which.
+    pub fn created_or_found<T: Serialize>(&self, data: &T, deduplicated: bool) -> Reply {
+        let status = if deduplicated {
+            StatusCode::OK
+        } else {
+            StatusCode::CREATED
+        };
+        let meta = serde_json::json!({ "deduplicated": deduplicated });
+        Reply::data_with_meta(status, &self.request_id, data, &meta)
+    }
+
     pub fn page<T: Serialize>(&self, page: &Page<T>) -> Reply {
         Reply::page(&self.request_id, page)
     }

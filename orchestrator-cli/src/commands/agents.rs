@@ -400,7 +400,7 @@ async fn connect(
                     })
                     .await?;
             }
-            ServerMessage::Error { .. } => {}
+            ServerMessage::Error { .. } | ServerMessage::TaskCancelRequested { .. } => {}
         }
     }
     Ok(())

@@ -17,6 +17,7 @@ pub mod logs;
 pub mod playbooks;
 pub mod schedules;
 pub mod serve;
+pub mod task_run_control;
 pub mod tasks;
 pub mod tenants;
 pub mod worker;

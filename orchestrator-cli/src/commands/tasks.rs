@@ -1,6 +1,7 @@
 //! `orch tasks list|get|create|claim|start|complete|fail|retry|skip|reassign|escalate|cancel`.
 
 use crate::cli::{GlobalOpts, PageArgs};
+use crate::commands::task_run_control::{self, CreateRunControl, HeartbeatArgs, RescheduleArgs};
 use crate::config;
 use crate::output::{self, fields, opt, table};
 use clap::{Args, Subcommand};
@@ -87,8 +88,18 @@ pub enum TasksCommand {
     Reassign(ReassignArgs),
     /// Escalate a held task (admin).
     Escalate(ReasonArgs),
-    /// Cancel a task (admin).
+    /// Cancel a task, or every task a --filter matches (admin); a held task
+    /// with a heartbeat timeout is asked to stop and ends cancelled when its
+    /// holder stops.
     Cancel(BulkReasonArgs),
+    /// Move a pending task's run_at (admin).
+    #[command(after_help = "Example:\n  orch tasks reschedule 3f6c… --delay 600")]
+    Reschedule(RescheduleArgs),
+    /// Renew the holder's lease and report progress (as the holding agent).
+    #[command(
+        after_help = "Example:\n  orch tasks heartbeat 3f6c… --attempt 1 --progress '{\"pct\":40}'"
+    )]
+    Heartbeat(HeartbeatArgs),
 }
 
 #[derive(Debug, Args)]
@@ -206,6 +217,8 @@ pub struct CreateArgs {
     pub input: Option<String>,
     #[arg(long)]
     pub request_id: Option<String>,
+    #[command(flatten)]
+    pub run_control: CreateRunControl,
 }
 
 #[derive(Debug, Args)]
@@ -310,6 +323,8 @@ fn show(global: &GlobalOpts, t: &Task) {
             ("workflow_id", opt(&t.workflow_id)),
             ("assigned_agent_id", opt(&t.assigned_agent_id)),
             ("retry_count", t.retry_count.to_string()),
+            ("attempt", t.attempt.to_string()),
+            ("run_at", opt(&t.run_at)),
             (
                 "output",
                 t.output.as_ref().map_or("-".into(), |v| v.to_string()),
@@ -514,22 +529,26 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 })?),
                 None => None,
             };
-            tasks
-                .create(&CreateTask {
-                    title: args.title,
-                    task_type: args.task_type,
-                    description: args.description,
-                    priority,
-                    role: args.role,
-                    workflow_id: args.workflow,
-                    work_item_id: args.work_item,
-                    task_kind: args.orchestrator.then_some(TaskKind::Orchestrator),
-                    execution_environment_id: args.environment,
-                    input: json_arg(args.input)?,
-                    request_id: args.request_id,
-                    ..Default::default()
-                })
-                .await?
+            let mut request = CreateTask {
+                title: args.title,
+                task_type: args.task_type,
+                description: args.description,
+                priority,
+                role: args.role,
+                workflow_id: args.workflow,
+                work_item_id: args.work_item,
+                task_kind: args.orchestrator.then_some(TaskKind::Orchestrator),
+                execution_environment_id: args.environment,
+                input: json_arg(args.input)?,
+                request_id: args.request_id,
+                ..Default::default()
+            };
+            args.run_control.apply(&mut request)?;
+            tasks.create(&request).await?
+        }
+        TasksCommand::Reschedule(args) => task_run_control::reschedule(&tasks, args).await?,
+        TasksCommand::Heartbeat(args) => {
+            return task_run_control::heartbeat(global, &tasks, args).await;
         }
         TasksCommand::Claim(args) => {
             match tasks

@@ -47,6 +47,7 @@ carries_request_id!(
     w::CompleteTask,
     w::TaskArtifact,
     w::FailTask,
+    w::RescheduleTask,
     w::TaskAction,
     w::CreateTenant,
     w::CreateWorkflow,

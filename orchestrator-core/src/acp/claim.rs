@@ -80,7 +80,8 @@ impl ControlPlane {
             .unwrap_or_else(|| vec![ACP_TAG.to_owned()]);
         let tags = claimer_tags(&agent, Some(&extra));
         let session = request.session.unwrap_or_default();
-        let (mut tx, row) = claim_open(self.store(), caller, &agent, &tags, None).await?;
+        let now = self.now().as_datetime();
+        let (mut tx, row) = claim_open(self.store(), caller, &agent, &tags, None, now).await?;
         let Some(mut row) = row else {
             return Ok(None);
         };

@@ -19,6 +19,8 @@ pub enum ErrorCode {
     MethodNotAllowed,
     Conflict,
     InvalidStateTransition,
+    /// Run control: the caller's lease on the task is gone (another attempt).
+    LeaseLost,
     PayloadTooLarge,
     RateLimited,
     VerificationFailed,
@@ -41,6 +43,7 @@ impl ErrorCode {
             Self::MethodNotAllowed => "METHOD_NOT_ALLOWED",
             Self::Conflict => "CONFLICT",
             Self::InvalidStateTransition => "INVALID_STATE_TRANSITION",
+            Self::LeaseLost => "LEASE_LOST",
             Self::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Self::RateLimited => "RATE_LIMITED",
             Self::VerificationFailed => "VERIFICATION_FAILED",

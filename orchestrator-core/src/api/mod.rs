@@ -28,6 +28,7 @@ pub mod logs;
 pub mod operations;
 pub mod pagination;
 pub mod playbooks;
+pub mod run_control;
 pub mod schedules;
 pub mod tasks;
 pub mod tenants;
@@ -53,6 +54,7 @@ pub use logs::{
 };
 pub use operations::*;
 pub use pagination::{Page, PageRequest};
+pub use run_control::{RescheduleTask, RetryPolicy, TaskHeartbeat, TaskHeartbeatAck};
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};
 pub use time::Timestamp;

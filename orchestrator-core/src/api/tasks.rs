@@ -235,6 +235,29 @@ pub struct CreateTask {
     /// The execution environment the task runs in (not a blocked one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_environment_id: Option<Uuid>,
+    /// How failures are retried (not beside `auto_retry` / `max_retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_policy: Option<super::RetryPolicy>,
+    /// Not claimable before this time (not beside `delay_seconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_at: Option<Timestamp>,
+    /// 0 to 31,536,000: `run_at` = now + this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_seconds: Option<i64>,
+    /// Still pending then: cancelled with reason `expired` (not beside `ttl_seconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Timestamp>,
+    /// 1 to 31,536,000: `expires_at` = now + this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<i64>,
+    /// 5 to 3,600: the holder's lease; released when no claim, start or
+    /// heartbeat came for this long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_timeout_seconds: Option<i64>,
+    /// 1 to 200 characters: while a task of the tenant with this key is not
+    /// in a terminal state, a create with it answers that task (200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_key: Option<String>,
 }
 
 /// The latest structured handoff of a task.
@@ -335,6 +358,23 @@ pub struct Task {
     pub completed_at: Option<Timestamp>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
+    /// The retry policy with its defaults filled in; null without one.
+    pub retry_policy: Option<super::RetryPolicy>,
+    /// 1 for the first run, +1 at each retry.
+    pub attempt: i64,
+    /// Not claimable before this time; null when claimable at once.
+    pub run_at: Option<Timestamp>,
+    /// The holder's last reported progress.
+    pub progress: Option<Value>,
+    pub progress_at: Option<Timestamp>,
+    /// Cancellation was asked of the holder.
+    pub cancel_requested: bool,
+    /// Cancelled (reason `expired`) if still pending then.
+    pub expires_at: Option<Timestamp>,
+    pub heartbeat_timeout_seconds: Option<i64>,
+    /// When the holder's lease runs out (held tasks with a heartbeat timeout).
+    pub lease_expires_at: Option<Timestamp>,
+    pub dedupe_key: Option<String>,
     /// Only on the single-task read: the latest handoff, or null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_handoff: Option<Option<Handoff>>,
@@ -397,6 +437,9 @@ pub struct ClaimTask {
 pub struct StartTask {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// Fencing: the attempt the caller holds (else 409 `LEASE_LOST`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -426,6 +469,9 @@ pub struct CompleteTask {
     /// Artifacts to store with the task (each as `POST /tasks/:id/artifacts` takes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifacts: Option<Vec<TaskArtifact>>,
+    /// Fencing: the attempt the caller holds (else 409 `LEASE_LOST`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<i64>,
 }
 
 /// `POST /tasks/:id/artifacts` (and each of `artifacts` in complete): a file
@@ -476,6 +522,12 @@ pub struct FailTask {
     pub agent_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
+    /// 0 to 86,400: the retry waits this long instead of the policy's delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_seconds: Option<i64>,
+    /// Fencing: the attempt the caller holds (else 409 `LEASE_LOST`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<i64>,
 }
 
 /// Body of the operator operations: `reason` is required by reassign and

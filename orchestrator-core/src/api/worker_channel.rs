@@ -12,6 +12,8 @@
 //!   agent. At most one held task per agent, as the claim engine ensures;
 //! - `worker.signal` with `signal` (`drain` or `cancel_task`) and `task_id`
 //!   (for `cancel_task`), sent by an admin through `POST /workers/:id/signal`;
+//! - `task.cancel_requested` with `task_id` and `agent_id`: an operator asked
+//!   to cancel a held task that has a heartbeat timeout (run control §4);
 //! - `error` with `message` for a frame the server could not read (the socket
 //!   stays open).
 //!
@@ -44,6 +46,14 @@ pub enum ServerMessage {
         signal: SignalKind,
         #[serde(default)]
         task_id: Option<Uuid>,
+    },
+    /// Run control §4: cancellation was requested of a task this worker's
+    /// agent holds; stop it and fail or complete it.
+    #[serde(rename = "task.cancel_requested")]
+    TaskCancelRequested {
+        task_id: Uuid,
+        #[serde(default)]
+        agent_id: Option<Uuid>,
     },
     #[serde(rename = "error")]
     Error { message: String },

@@ -125,6 +125,10 @@ pub struct CreateWorkflow {
     pub live_visibility_mode: Option<LiveVisibilityMode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub initial_input_packet: Option<InitialInputPacket>,
+    /// Run control §5 (1 to 200 characters): while a workflow of the tenant
+    /// with this key is not in a terminal state, the launch answers it (200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_key: Option<String>,
 }
 
 /// The workflow record.

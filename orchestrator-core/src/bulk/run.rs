@@ -222,6 +222,7 @@ impl ControlPlane {
                     op,
                     &TaskAction::default(),
                     (Some(reason), None, None),
+                    self.now().as_datetime(),
                 )
                 .await
                 .map(|_| ())

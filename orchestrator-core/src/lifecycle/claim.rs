@@ -57,7 +57,7 @@
 use super::claim_each::{ClaimFor, ClaimRow, Claims, Outcome, claims_combine};
 use super::claim_sql::{CLAIM_POSTGRES, CLAIM_SQLITE};
 use crate::agents::{self, AgentRow};
-use crate::api::{ClaimTask, Task, TaskState, Timestamp};
+use crate::api::{ClaimTask, Task, TaskState};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -66,6 +66,7 @@ use crate::tags::normalise_tags;
 use crate::tasks::acting::Acting;
 use crate::tasks::rows::{TaskRow, record_change, task_columns};
 use crate::tasks::state::TaskOp;
+use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use sqlx::types::Json;
@@ -195,13 +196,16 @@ pub(crate) async fn claim(
     agent: &AgentRow,
     tags: &[String],
     workflow_id: Option<Uuid>,
+    now: DateTime<Utc>,
 ) -> Result<Option<TaskRow>> {
-    claim_filtered(store, caller, agent, tags, workflow_id, None).await
+    claim_filtered(store, caller, agent, tags, workflow_id, None, now).await
 }
 
 /// [`claim`] restricted to tasks of one execution environment when
 /// `environment` is given (which the claimer may then run whatever its tags
 /// declare; module docs). The caller has checked that the environment exists.
+/// `now` is the control plane's clock: a delayed task is claimable from its
+/// `run_at` on, and the claim starts the holder's lease.
 pub(crate) async fn claim_filtered(
     store: &Store,
     caller: &Caller,
@@ -209,14 +213,24 @@ pub(crate) async fn claim_filtered(
     tags: &[String],
     workflow_id: Option<Uuid>,
     environment: Option<Uuid>,
+    now: DateTime<Utc>,
 ) -> Result<Option<TaskRow>> {
     if claims_combine(store) {
-        return claim_combined(store, caller, agent, tags, workflow_id, environment).await;
+        return claim_combined(store, caller, agent, tags, workflow_id, environment, now).await;
     }
     // Nothing but the claim statement writes: no savepoint
     // (store::begin_unguarded).
-    let (tx, row) =
-        claim_open_filtered(store, caller, agent, tags, workflow_id, environment, false).await?;
+    let (tx, row) = claim_open_filtered(
+        store,
+        caller,
+        agent,
+        tags,
+        workflow_id,
+        environment,
+        false,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok(row)
 }
@@ -232,6 +246,7 @@ async fn claim_combined(
     tags: &[String],
     workflow_id: Option<Uuid>,
     environment: Option<Uuid>,
+    now: DateTime<Utc>,
 ) -> Result<Option<TaskRow>> {
     // Resolved on a read connection, not in the writer's turn.
     let runnable = if tags.iter().any(|t| t.starts_with("env:")) {
@@ -248,6 +263,7 @@ async fn claim_combined(
         tags: tags.to_vec(),
         runnable,
         environment,
+        now,
     };
     let post: Post<ClaimRow, Option<TaskRow>> = {
         let caller = caller.clone();
@@ -270,16 +286,24 @@ async fn claim_combined(
         Combined::Done(row) => return Ok(row),
         Combined::Missed(tx) => tx,
     };
-    match claim_in(&mut tx, caller, agent, tags, workflow_id, environment).await? {
+    match claim_in(&mut tx, caller, agent, tags, workflow_id, environment, now).await? {
         Attempt::Done(row) => {
             tx.commit().await?;
             Ok(row.map(|row| *row))
         }
         Attempt::Raced => {
             drop(tx);
-            let (tx, row) =
-                claim_open_filtered(store, caller, agent, tags, workflow_id, environment, true)
-                    .await?;
+            let (tx, row) = claim_open_filtered(
+                store,
+                caller,
+                agent,
+                tags,
+                workflow_id,
+                environment,
+                true,
+                now,
+            )
+            .await?;
             tx.commit().await?;
             Ok(row)
         }
@@ -297,13 +321,15 @@ pub(crate) async fn claim_open(
     agent: &AgentRow,
     tags: &[String],
     workflow_id: Option<Uuid>,
+    now: DateTime<Utc>,
 ) -> Result<(Tx, Option<TaskRow>)> {
-    claim_open_filtered(store, caller, agent, tags, workflow_id, None, true).await
+    claim_open_filtered(store, caller, agent, tags, workflow_id, None, true, now).await
 }
 
 /// [`claim_open`] with the environment filter of [`claim_filtered`];
 /// `guarded: false` for a claim that writes nothing else
 /// ([`Store::begin_unguarded`]).
+#[allow(clippy::too_many_arguments)]
 async fn claim_open_filtered(
     store: &Store,
     caller: &Caller,
@@ -312,6 +338,7 @@ async fn claim_open_filtered(
     workflow_id: Option<Uuid>,
     environment: Option<Uuid>,
     guarded: bool,
+    now: DateTime<Utc>,
 ) -> Result<(Tx, Option<TaskRow>)> {
     for _ in 0..CLAIM_ATTEMPTS {
         let mut tx = if guarded {
@@ -319,7 +346,7 @@ async fn claim_open_filtered(
         } else {
             store.begin_unguarded().await?
         };
-        match claim_in(&mut tx, caller, agent, tags, workflow_id, environment).await? {
+        match claim_in(&mut tx, caller, agent, tags, workflow_id, environment, now).await? {
             // Dropping `tx` rolls the void transaction back.
             Attempt::Raced => continue,
             Attempt::Done(row) => return Ok((tx, row.map(|row| *row))),
@@ -339,8 +366,8 @@ async fn claim_in(
     tags: &[String],
     workflow_id: Option<Uuid>,
     environment: Option<Uuid>,
+    now: DateTime<Utc>,
 ) -> Result<Attempt> {
-    let now = Timestamp::now().as_datetime();
     let runnable = runnable_environments(tx, agent.tenant_id, tags, environment).await?;
     let runnable_hex: Vec<String> = runnable.iter().map(|id| id.simple().to_string()).collect();
     let rows: Vec<TaskRow> = match on_db!(tx, c =>
@@ -402,6 +429,7 @@ impl ControlPlane {
             &tags,
             request.workflow_id,
             request.execution_environment_id,
+            self.now().as_datetime(),
         )
         .await?;
         match row {

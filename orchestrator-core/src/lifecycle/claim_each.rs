@@ -19,10 +19,10 @@
 //! where the race is retried as ever ([`super::claim`]).
 
 use super::claim_sql::{CLAIM_EACH_FUNCTION, CLAIM_EACH_POSTGRES};
-use crate::api::Timestamp;
 use crate::error::{Error, Result};
 use crate::store::{Combine, Store, Tx, is_unique_violation, on_db};
 use crate::tasks::rows::TaskRow;
+use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
 use sqlx::postgres::PgRow;
 use sqlx::types::Json;
@@ -46,6 +46,8 @@ pub(super) struct ClaimFor {
     pub runnable: Vec<Uuid>,
     /// The environment the claim is restricted to, if any.
     pub environment: Option<Uuid>,
+    /// The control plane's clock at the request.
+    pub now: DateTime<Utc>,
 }
 
 /// What one agent's claim came to.
@@ -94,7 +96,8 @@ impl Combine for Claims {
 
     fn run<'a>(tx: &'a mut Tx, items: &'a [ClaimFor]) -> BoxFuture<'a, Result<Vec<ClaimRow>>> {
         Box::pin(async move {
-            let now = Timestamp::now().as_datetime();
+            // One instant for the statement: the latest of its requests'.
+            let now = items.iter().map(|a| a.now).max().unwrap_or_default();
             let rows = on_db!(tx, c =>
                 // Never asked: claims combine only on PostgreSQL
                 // (claims_combine); SQLite's claims run alone (super::claim).

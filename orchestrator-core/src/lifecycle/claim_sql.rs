@@ -6,14 +6,19 @@
 use crate::tasks::rows::task_columns;
 
 /// The candidate filter shared by the three subqueries (`t` is the task),
+/// claimable now (`$now`: pending, and past its `run_at` if it has one),
 /// over the claim's parameters as named by the caller: `$n` placeholders for
 /// the one-request statements, variables for the PostgreSQL function of
 /// combined claims ([`CLAIM_EACH_FUNCTION`]), so both have one source.
 macro_rules! eligible {
-    (sqlite, $tenant:literal, $agent:literal, $worker:literal, $workflow:literal,
+    (sqlite, $tenant:literal, $agent:literal, $worker:literal, $now:literal, $workflow:literal,
      $tags:literal, $runnable:literal, $env:literal) => {
         concat!(
             "t.state = 'pending' AND t.tenant_id = ", $tenant,
+            // Delayed tasks (run control §3): claimable from `run_at` on;
+            // `run_at` is the last column of the claimable indexes, so this
+            // is answered from the index entry the walk is on.
+            " AND (t.run_at IS NULL OR t.run_at <= ", $now, ")",
             " AND (", $workflow, " IS NULL OR t.workflow_id = ", $workflow, ") \
              AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = ", $agent, ") \
              AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = ", $worker, ") \
@@ -26,10 +31,12 @@ macro_rules! eligible {
              AND (", $env, " IS NULL OR t.execution_environment_id = ", $env, ")"
         )
     };
-    (postgres, $tenant:literal, $agent:literal, $worker:literal, $workflow:literal,
+    (postgres, $tenant:literal, $agent:literal, $worker:literal, $now:literal, $workflow:literal,
      $tags:literal, $runnable:literal, $env:literal) => {
         concat!(
             "t.state = 'pending' AND t.tenant_id = ", $tenant,
+            // Delayed tasks (run control §3), as in the SQLite arm.
+            " AND (t.run_at IS NULL OR t.run_at <= ", $now, ")",
             " AND (", $workflow, "::uuid IS NULL OR t.workflow_id = ", $workflow, ") \
              AND (t.preferred_agent_id IS NULL OR t.preferred_agent_id = ", $agent, ") \
              AND (t.preferred_worker_id IS NULL OR t.preferred_worker_id = ", $worker, ") \
@@ -85,24 +92,33 @@ macro_rules! claim_update {
             $now,
             ", started_at = NULL, completed_at = NULL, updated_at = ",
             $now,
+            // The lease (run control §4) starts at the claim.
+            ", last_heartbeat_at = ",
+            $now,
             " WHERE id = COALESCE(",
             candidate!(
                 $dialect,
-                [$tenant, $agent, $worker, $workflow, $tags, $runnable, $env],
+                [
+                    $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
+                ],
                 " AND t.preferred_agent_id = ",
                 $agent
             ),
             ", ",
             candidate!(
                 $dialect,
-                [$tenant, $agent, $worker, $workflow, $tags, $runnable, $env],
+                [
+                    $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
+                ],
                 " AND t.preferred_worker_id = ",
                 $worker
             ),
             ", ",
             candidate!(
                 $dialect,
-                [$tenant, $agent, $worker, $workflow, $tags, $runnable, $env],
+                [
+                    $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
+                ],
                 " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL"
             ),
             ") AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = ",

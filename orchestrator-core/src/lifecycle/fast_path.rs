@@ -48,30 +48,34 @@ pub(crate) struct Starts;
 pub(crate) struct Completions;
 
 /// Who may move a row, and what the statements return: for the list (`v`)
-/// and for SQLite's one row (`$4` to `$7`).
+/// and for SQLite's one row (`$4` to `$7`). A task whose cancellation was
+/// requested (run control §4) is left to the ordinary path, which cancels
+/// it instead.
 macro_rules! held_returning {
     (list) => {
         concat!(
             " WHERE id = v.v_id AND tenant_id = v.v_tenant AND state = $3 \
-             AND (assigned_agent_id = v.v_agent OR assigned_worker_id = v.v_worker) RETURNING ",
+             AND (assigned_agent_id = v.v_agent OR assigned_worker_id = v.v_worker) \
+             AND NOT cancel_requested RETURNING ",
             task_columns!()
         )
     };
     (row) => {
         concat!(
             " WHERE id = $4 AND tenant_id = $5 AND state = $3 \
-             AND (assigned_agent_id = $6 OR assigned_worker_id = $7) RETURNING ",
+             AND (assigned_agent_id = $6 OR assigned_worker_id = $7) \
+             AND NOT cancel_requested RETURNING ",
             task_columns!()
         )
     };
 }
 
 const START_SQLITE: &str = concat!(
-    "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2",
+    "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2, last_heartbeat_at = $2",
     held_returning!(row)
 );
 const START_POSTGRES: &str = concat!(
-    "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2 \
+    "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2, last_heartbeat_at = $2 \
      FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[]) \
      AS v(v_id, v_tenant, v_agent, v_worker)",
     held_returning!(list)

@@ -5,12 +5,13 @@
 //! ([`crate::workflows::after_task_change`]).
 
 use crate::api::{
-    CompleteTask, FailTask, Scope, StartTask, Task, TaskArtifact, TaskError, TaskState, Timestamp,
+    CompleteTask, FailTask, Scope, StartTask, Task, TaskArtifact, TaskError, TaskState,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{IdempotentWrite, Storage, begin_write};
+use crate::lifecycle::failure::{Cause, Failure, fail_in, fence};
 use crate::lifecycle::fast_path::{Completion, Completions, Start, Starts};
 use crate::store::StoredJson;
 use crate::store::{Combine, Combined, Post, Tx};
@@ -21,48 +22,6 @@ use crate::tasks::state::{TaskOp, transition};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use uuid::Uuid;
-
-/// Fails a held task in `tx` (by its holder, the liveness monitor or the
-/// timeout sweep): back to pending when `auto_retry` and retries are left.
-pub(crate) async fn fail_in(
-    tx: &mut Tx,
-    caller: &Caller,
-    mut row: TaskRow,
-    error: &TaskError,
-    reason: &str,
-) -> Result<TaskRow> {
-    let from = row.state()?;
-    let retry_left = row.auto_retry && row.retry_count < row.max_retries;
-    let to = transition(TaskOp::Fail { retry_left }, from)?;
-    let now = Timestamp::now().as_datetime();
-    let before = row.clone();
-    row.error = Some(StoredJson(serde_json::to_value(error)?));
-    if to == TaskState::Pending {
-        row.retry_count += 1;
-        row.assigned_agent_id = None;
-        row.assigned_worker_id = None;
-        row.claimed_at = None;
-        row.started_at = None;
-    } else {
-        // A failed task has ended: its duration stops here (retry clears it).
-        row.completed_at = Some(now);
-    }
-    row.state = to.as_str().into();
-    row.updated_at = now;
-    save(tx, &row).await?;
-    // The event names the agent that held the task.
-    record_change(
-        tx,
-        caller,
-        &before,
-        TaskOp::Fail { retry_left },
-        (from, to),
-        reason,
-    )
-    .await?;
-    crate::workflows::after_task_change(tx, caller, &row, from, to).await?;
-    Ok(row)
-}
 
 impl ControlPlane {
     /// `POST /tasks/:id/start`: claimed → in_progress by the assignee; a repeat is a no-op.
@@ -75,6 +34,14 @@ impl ControlPlane {
 
     async fn start_task_here(&self, caller: &Caller, id: Uuid, request: StartTask) -> Result<Task> {
         let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
+        if request.attempt.is_some() {
+            // Fenced (run control §4): read and check the row first.
+            let mut tx = self.store().begin().await?;
+            let row = find_for_update(&mut tx, caller.tenant_id, id).await?;
+            return self
+                .start_row(tx, caller, acting, row, request.attempt)
+                .await;
+        }
         // Fast path, one statement shared with the other starts waiting for
         // the writer (store::combine): the assignee starts a claimed task.
         let start = Start {
@@ -101,7 +68,20 @@ impl ControlPlane {
         // Anything else (a repeat, a wrong state, not the assignee, no such
         // task): read the row and let the rules below answer, under a
         // savepoint (the statement above changed nothing).
-        let mut row = find_for_update(&mut tx, caller.tenant_id, id).await?;
+        let row = find_for_update(&mut tx, caller.tenant_id, id).await?;
+        self.start_row(tx, caller, acting, row, None).await
+    }
+
+    /// The ordinary start of `row`, read for update in `tx`.
+    async fn start_row(
+        &self,
+        mut tx: Tx,
+        caller: &Caller,
+        acting: Acting,
+        mut row: TaskRow,
+        attempt: Option<i64>,
+    ) -> Result<Task> {
+        fence(&row, &acting, attempt)?;
         let from = row.state()?;
         let to = transition(TaskOp::Start, from)?;
         if !acting.holds(&row) {
@@ -112,9 +92,10 @@ impl ControlPlane {
         if to == from {
             return row.to_api();
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         row.state = to.as_str().into();
         row.started_at = Some(now);
+        row.last_heartbeat_at = Some(now);
         row.updated_at = now;
         save(&mut tx, &row).await?;
         record_change(&mut tx, caller, &row, TaskOp::Start, (from, to), "started").await?;
@@ -165,7 +146,10 @@ impl ControlPlane {
             verification: request.verification.clone(),
         };
         let no_artifacts = request.artifacts.as_ref().is_none_or(Vec::is_empty);
-        let mut write = if no_artifacts && request.request_id.is_none() {
+        let mut write = if request.attempt.is_some() {
+            // Fenced (run control §4): the ordinary path reads the row first.
+            begin_write!(self, caller, "tasks.complete", request, Storage::Plain)
+        } else if no_artifacts && request.request_id.is_none() {
             // Nothing to record under a key and no artifacts: the statement
             // is shared with the other completions waiting for the writer
             // (store::combine).
@@ -208,6 +192,7 @@ impl ControlPlane {
         // savepoint (the statement above changed nothing).
         let tx = &mut write.tx;
         let mut row = find_for_update(tx, caller.tenant_id, id).await?;
+        fence(&row, &acting, request.attempt)?;
         let from = row.state()?;
         let to = transition(TaskOp::Complete { passed }, from)?;
         if !acting.holds(&row) {
@@ -215,7 +200,27 @@ impl ControlPlane {
                 "only the assigned agent or its worker may complete this task",
             ));
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
+        if row.cancel_requested {
+            // Cooperative cancellation (§4): the holder stopped; its result
+            // is kept, the task ends cancelled.
+            row.output = Some(StoredJson(request.output.clone().unwrap_or(Value::Null)));
+            let error = TaskError {
+                category: Some("cancelled".into()),
+                message: Some("cancellation was requested".into()),
+                recoverable: Some(false),
+            };
+            let failure = Failure {
+                cause: Cause::Fail,
+                error: &error,
+                reason: "cancel requested",
+                retry_after: None,
+                now,
+            };
+            let row = fail_in(tx, caller, row, failure).await?;
+            let task = row.to_api()?;
+            return write.finish(task).await;
+        }
         if from == TaskState::Claimed {
             row.state = TaskState::InProgress.as_str().into();
             row.started_at = Some(now);
@@ -293,14 +298,34 @@ impl ControlPlane {
         let mut write = begin_write!(self, caller, "tasks.fail", request, Storage::Plain);
         let tx = &mut write.tx;
         let row = find_for_update(tx, caller.tenant_id, id).await?;
+        fence(&row, &acting, request.attempt)?;
         if !acting.holds(&row) && !caller.scope.satisfies(Scope::Admin) {
             return Err(Error::forbidden(
                 "only the assigned agent, its worker or an admin may fail this task",
             ));
         }
+        if let Some(seconds) = request.retry_after_seconds
+            && !(0..=86_400).contains(&seconds)
+        {
+            return Err(Error::schema_field(
+                "retry_after_seconds",
+                "must be 0 to 86400",
+            ));
+        }
         let error = request.error.clone().unwrap_or_default();
-        let row = fail_in(tx, caller, row, &error, "failed").await?;
-        let task = row.to_api()?;
-        write.finish(task).await
+        let failure = Failure {
+            cause: Cause::Fail,
+            error: &error,
+            reason: "failed",
+            retry_after: request.retry_after_seconds,
+            now: self.now().as_datetime(),
+        };
+        let row = fail_in(tx, caller, row, failure).await?;
+        let task = write.finish(row.to_api()?).await?;
+        if let Some(run_at) = row.run_at {
+            // The retry is due later: the run-control job wakes claimers then.
+            self.wake_background(run_at);
+        }
+        Ok(task)
     }
 }

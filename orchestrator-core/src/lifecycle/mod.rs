@@ -18,8 +18,10 @@
 pub(crate) mod claim;
 mod claim_each;
 pub(crate) mod claim_sql;
+pub(crate) mod failure;
 mod fast_path;
 pub(crate) mod holder;
 mod operator;
+pub mod run_control;
 pub(crate) use operator::apply_task_op;
 pub mod task_token;

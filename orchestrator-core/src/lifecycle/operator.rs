@@ -3,14 +3,16 @@
 //! escalation, approve output, cancel. Each is one transition of
 //! [`crate::tasks::state`] and its workflow consequences.
 
-use crate::api::{Task, TaskAction, Timestamp};
+use crate::api::{Task, TaskAction};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{Storage, begin_write};
+use crate::lifecycle::failure::record;
 use crate::store::{StoredJson, Tx};
 use crate::tasks::rows::{TaskRow, find_for_update, record_change, save};
 use crate::tasks::state::{TaskOp, transition};
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -81,6 +83,7 @@ impl ControlPlane {
             op,
             &request,
             (reason, feedback, instructions),
+            self.now().as_datetime(),
         )
         .await?;
         let task = row.to_api()?;
@@ -102,11 +105,35 @@ pub(crate) async fn apply_task_op(
     op: TaskOp,
     request: &TaskAction,
     (reason, feedback, instructions): ActionTexts,
+    now: DateTime<Utc>,
 ) -> Result<TaskRow> {
     let mut row = find_for_update(tx, caller.tenant_id, id).await?;
     let from = row.state()?;
     let to = transition(op, from)?;
-    let now = Timestamp::now().as_datetime();
+    if op == TaskOp::Cancel && from.is_held() && row.heartbeat_timeout_seconds.is_some() {
+        // Cooperative cancellation: the holder hears it in its next
+        // heartbeat answer and on its worker channel; the task ends
+        // `cancelled` when the holder fails or completes it, or at the next
+        // lease expiry.
+        if !row.cancel_requested {
+            row.cancel_requested = true;
+            row.updated_at = now;
+            save(tx, &row).await?;
+            let why = reason.clone().unwrap_or_else(|| "cancel".to_owned());
+            record(
+                tx,
+                caller,
+                &row,
+                "task.cancel_requested",
+                json!({
+                    "task_id": row.id, "agent_id": row.assigned_agent_id,
+                    "worker_id": row.assigned_worker_id, "attempt": row.attempt, "reason": why,
+                }),
+            )
+            .await?;
+        }
+        return Ok(row);
+    }
     let before = row.clone();
     let release = |row: &mut TaskRow| {
         row.assigned_agent_id = None;
@@ -121,6 +148,9 @@ pub(crate) async fn apply_task_op(
             row.output = None;
             row.error = None;
             row.retry_count += 1;
+            row.attempt += 1;
+            row.run_at = None;
+            row.cancel_requested = false;
         }
         TaskOp::RequestChanges => {
             release(&mut row);

@@ -76,7 +76,8 @@ impl ControlPlane {
         target_shape(&row.target.0)?;
         let task = matches!(row.target.0, ScheduleTarget::Task { .. });
         let mut tx = self.store().begin().await?;
-        let launched = launch(&mut tx, caller, row, self.clock().now()).await;
+        let now = self.clock().now();
+        let launched = launch(&mut tx, caller, row, (now, now)).await;
         drop(tx);
         launched.map(drop).map_err(|e| in_target(e, task))
     }

@@ -106,13 +106,14 @@ fn stamped(metadata: Option<&Value>, schedule_id: Uuid, slot: DateTime<Utc>) -> 
     metadata
 }
 
-/// Launches the schedule's target for `slot` in `tx`: the workflow through
-/// the `POST /workflows` path, the task through the `POST /tasks` path.
+/// Launches the schedule's target for `slot` in `tx` at `now`: the workflow
+/// through the `POST /workflows` path, the task through the `POST /tasks`
+/// path.
 pub(crate) async fn launch(
     tx: &mut Tx,
     caller: &Caller,
     row: &ScheduleRow,
-    slot: DateTime<Utc>,
+    (slot, now): (DateTime<Utc>, DateTime<Utc>),
 ) -> Result<(Option<Uuid>, Option<Uuid>)> {
     match &row.target.0 {
         ScheduleTarget::Workflow {
@@ -136,7 +137,7 @@ pub(crate) async fn launch(
                 metadata: Some(stamped(metadata.as_ref(), row.id, slot)),
                 ..Default::default()
             };
-            let workflow = crate::workflows::launch_in(tx, caller, &request).await?;
+            let (workflow, _) = crate::workflows::launch_in(tx, caller, &request).await?;
             Ok((Some(workflow.id), None))
         }
         ScheduleTarget::Task { task } => {
@@ -151,6 +152,7 @@ pub(crate) async fn launch(
                     request,
                     activation_id: None,
                 },
+                now,
             )
             .await?;
             Ok((None, Some(task.id)))
@@ -314,7 +316,7 @@ impl ControlPlane {
             return Ok(None);
         }
         if matches!(decision, Decision::Fire { .. }) {
-            let (workflow_id, task_id) = launch(tx, caller, row, slot.at).await?;
+            let (workflow_id, task_id) = launch(tx, caller, row, (slot.at, now)).await?;
             run.workflow_id = workflow_id;
             run.task_id = task_id;
             rows::settle_run(tx, &run).await?;

@@ -184,6 +184,8 @@ pub struct Store {
     writer_session: &'static str,
     /// The circuit breaker and the full-disk flag ([`health`]).
     health: Arc<Health>,
+    /// PostgreSQL: this replica's NOTIFY sender ([`Store::wake_claimers`]).
+    notifier: Option<Arc<PgNotifier>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -203,6 +205,7 @@ impl Store {
         let (bus, _) = broadcast::channel(EVENT_BUS_CAPACITY);
         let unavailable = |e: sqlx::Error| Error::Unavailable(Box::new(e));
         let health = Health::new();
+        let mut notifier_handle = None;
         let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
             let connect = PgConnectOptions::from_str(url)
                 .map_err(|e| Error::validation(format!("invalid PostgreSQL URL: {e}")))?
@@ -237,6 +240,7 @@ impl Store {
                 .map_err(unavailable)?;
             let listener = spawn_listener(pool.clone(), wake.clone());
             let notifier = Arc::new(PgNotifier::default());
+            notifier_handle = Some(notifier.clone());
             let notifier_task = spawn_notifier(pool.clone(), notifier.clone());
             health.probe_with(connect.clone());
             let buses = Arc::new((
@@ -344,6 +348,7 @@ impl Store {
             combiners: Arc::default(),
             writer_session: options.writer_session,
             health,
+            notifier: notifier_handle,
         })
     }
 

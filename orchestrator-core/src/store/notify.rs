@@ -44,6 +44,20 @@ impl PgNotifier {
     }
 }
 
+impl super::Store {
+    /// Wakes whatever waits to claim (the worker channels, streams) on this
+    /// replica and, on PostgreSQL, on every other through the events
+    /// NOTIFY: for work that became claimable without a write, as a delayed
+    /// task at its `run_at` (run control §3). Waiters re-read, so an extra
+    /// wake-up is harmless.
+    pub(crate) fn wake_claimers(&self) {
+        let _ = self.wake.send(Topic::Events);
+        if let Some(notifier) = &self.notifier {
+            notifier.request(true, false);
+        }
+    }
+}
+
 /// The task that sends the NOTIFYs [`PgNotifier`] collects.
 pub(super) fn spawn_notifier(pool: PgPool, notifier: Arc<PgNotifier>) -> tokio::task::AbortHandle {
     use std::sync::atomic::Ordering::SeqCst;

@@ -1,7 +1,7 @@
 //! Creating tasks: `POST /tasks`, and the insert that activations use for
 //! their orchestrator tasks.
 
-use crate::api::{CreateTask, TASK_TYPES, Task, Timestamp};
+use crate::api::{CreateTask, Issues, RetryPolicy, TASK_TYPES, Task};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::environments::usable_environment;
@@ -10,10 +10,13 @@ use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
 use crate::store::{Combined, Post, Tx, on_db};
 use crate::tasks::insert::{Creates, Fields, References, insert_row};
-use crate::tasks::rows::TaskRow;
-use crate::tasks::{MAX_RETRIES, MAX_TIMEOUT_MINUTES};
+use crate::tasks::retry;
+use crate::tasks::rows::{TaskRow, task_columns};
+use crate::tasks::{MAX_DELAY_SECONDS, MAX_RETRIES, MAX_TIMEOUT_MINUTES};
+use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
-use serde_json::json;
+use serde_json::{Value, json};
+use sqlx::types::Json;
 use uuid::Uuid;
 
 /// The parameters of a task insert (used by `POST /tasks` and by activations).
@@ -51,6 +54,85 @@ fn validate_create(request: &CreateTask) -> Result<()> {
         && (role.trim().is_empty() || role.len() > 100)
     {
         return Err(Error::invalid_field("role", "must be 1 to 100 characters"));
+    }
+    validate_run_control(request)
+}
+
+/// The run-control fields of a create (run control §2–§5): types and
+/// ranges are 422 like serde's own faults.
+fn validate_run_control(request: &CreateTask) -> Result<()> {
+    if let Some(policy) = &request.retry_policy {
+        retry::normalise("retry_policy", policy)?;
+        let beside: Vec<&str> = [
+            ("auto_retry", request.auto_retry.is_some()),
+            ("max_retries", request.max_retries.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(field, given)| given.then_some(field))
+        .collect();
+        if !beside.is_empty() {
+            let mut issues = Issues::default();
+            for field in ["retry_policy"].iter().chain(&beside) {
+                issues.add_field(
+                    *field,
+                    "retry_policy replaces auto_retry and max_retries: give one or the other",
+                );
+            }
+            return Err(Error::schema(
+                format!("retry_policy cannot be given with {}", beside.join(" or ")),
+                issues,
+            ));
+        }
+    }
+    let pairs = [
+        (
+            "run_at",
+            request.run_at.is_some(),
+            "delay_seconds",
+            request.delay_seconds.is_some(),
+        ),
+        (
+            "expires_at",
+            request.expires_at.is_some(),
+            "ttl_seconds",
+            request.ttl_seconds.is_some(),
+        ),
+    ];
+    for (a, has_a, b, has_b) in pairs {
+        if has_a && has_b {
+            let mut issues = Issues::field(a, format!("give {a} or {b}, not both"));
+            issues.add_field(b, format!("give {a} or {b}, not both"));
+            return Err(Error::schema(
+                format!("{a} and {b} exclude each other"),
+                issues,
+            ));
+        }
+    }
+    let ranges = [
+        ("delay_seconds", request.delay_seconds, 0, MAX_DELAY_SECONDS),
+        ("ttl_seconds", request.ttl_seconds, 1, MAX_DELAY_SECONDS),
+        (
+            "heartbeat_timeout_seconds",
+            request.heartbeat_timeout_seconds,
+            5,
+            3_600,
+        ),
+    ];
+    for (field, value, low, high) in ranges {
+        if value.is_some_and(|v| !(low..=high).contains(&v)) {
+            return Err(Error::schema_field(
+                field,
+                format!("must be {low} to {high}"),
+            ));
+        }
+    }
+    if let Some(key) = &request.dedupe_key
+        && (key.is_empty() || key.chars().count() > 200)
+    {
+        return Err(Error::schema_field(
+            "dedupe_key",
+            "must be 1 to 200 characters",
+        ));
     }
     Ok(())
 }
@@ -94,14 +176,33 @@ async fn check_references(tx: &mut Tx, tenant_id: Uuid, request: &CreateTask) ->
     Ok(())
 }
 
-/// Inserts a pending task in `tx` (with its creation event).
+/// Inserts a pending task in `tx` (with its creation event); a live task
+/// of the tenant with the same `dedupe_key` is answered instead.
 pub(crate) async fn insert(
     tx: &mut Tx,
     caller: &Caller,
     tenant_id: Uuid,
     new: NewTask,
+    now: DateTime<Utc>,
 ) -> Result<TaskRow> {
-    let request = new.request;
+    Ok(insert_deduped(tx, caller, tenant_id, new, now).await?.0)
+}
+
+/// How many times a create with a dedupe key tries again when the live
+/// task it collided with ended before it could be read (the key is free
+/// then). Two are enough; the bound keeps a pathological loop finite.
+const DEDUPE_ATTEMPTS: usize = 3;
+
+/// [`insert`], telling whether the answer is an existing live task with the
+/// request's `dedupe_key` (`true`: nothing was written).
+pub(crate) async fn insert_deduped(
+    tx: &mut Tx,
+    caller: &Caller,
+    tenant_id: Uuid,
+    new: NewTask,
+    now: DateTime<Utc>,
+) -> Result<(TaskRow, bool)> {
+    let mut request = new.request;
     validate_create(&request)?;
     let mut workspace_id = request.workspace_id;
     if let Some(workflow_id) = request.workflow_id {
@@ -160,10 +261,69 @@ pub(crate) async fn insert(
         execution_environment_id: request.execution_environment_id,
         execution_environment: environment,
     };
-    let fields = Fields::of(tenant_id, &request);
-    let row = insert_row(tx, &fields, &refs, Timestamp::now().as_datetime()).await?;
-    record_created(tx, caller, &row).await?;
-    Ok(row)
+    if let Some(workflow_id) = workflow_id
+        && request.retry_policy.is_none()
+        && request.auto_retry.is_none()
+        && request.max_retries.is_none()
+    {
+        request.retry_policy = playbook_retry_policy(tx, tenant_id, workflow_id).await?;
+    }
+    let fields = Fields::of(tenant_id, &request, now);
+    for _ in 0..DEDUPE_ATTEMPTS {
+        if let Some(row) = insert_row(tx, &fields, &refs, now).await? {
+            record_created(tx, caller, &row).await?;
+            return Ok((row, false));
+        }
+        let key = fields.run_control.dedupe_key.as_deref().unwrap_or_default();
+        if let Some(row) = live_with_key(tx, tenant_id, key).await? {
+            return Ok((row, true));
+        }
+    }
+    Err(Error::Conflict {
+        message: "tasks with this dedupe_key kept starting and ending".into(),
+        hint: Some("retry the request".into()),
+    })
+}
+
+/// The tenant's task with `key` that is not in a terminal state (the one
+/// the unique partial index `tasks_dedupe_key` admits).
+async fn live_with_key(tx: &mut Tx, tenant_id: Uuid, key: &str) -> Result<Option<TaskRow>> {
+    Ok(on_db!(tx, c => sqlx::query_as(concat!(
+        "SELECT ", task_columns!(), " FROM tasks WHERE tenant_id = $1 AND dedupe_key = $2 \
+         AND state NOT IN ('completed', 'failed', 'cancelled')"
+    ))
+    .bind(tenant_id)
+    .bind(key)
+    .fetch_optional(c)
+    .await)?)
+}
+
+/// The `retry_policy` at the top level of the definition of `workflow_id`'s
+/// playbook: the default of the workflow's tasks that name none. A policy
+/// the definition holds that does not check out is ignored (logged).
+async fn playbook_retry_policy(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    workflow_id: Uuid,
+) -> Result<Option<RetryPolicy>> {
+    let found: Option<(Json<Value>,)> = on_db!(tx, c => sqlx::query_as(
+        "SELECT p.definition FROM workflows w JOIN playbooks p ON p.id = w.playbook_id \
+         WHERE w.id = $1 AND w.tenant_id = $2",
+    )
+    .bind(workflow_id)
+    .bind(tenant_id)
+    .fetch_optional(c)
+    .await)?;
+    let Some(policy) = found.and_then(|(d,)| d.0.get("retry_policy").cloned()) else {
+        return Ok(None);
+    };
+    match serde_json::from_value::<RetryPolicy>(policy) {
+        Ok(policy) => Ok(Some(policy)),
+        Err(error) => {
+            tracing::warn!(%workflow_id, %error, "playbook retry_policy ignored");
+            Ok(None)
+        }
+    }
 }
 
 /// The `task.created` event of a new task.
@@ -186,18 +346,42 @@ async fn record_created(tx: &mut Tx, caller: &Caller, row: &TaskRow) -> Result<(
 impl ControlPlane {
     /// `POST /tasks`: a pending task.
     pub async fn create_task(&self, caller: &Caller, request: CreateTask) -> Result<Task> {
-        let (this, caller) = (self.clone(), caller.clone());
-        self.store()
-            .on_writer(async move { this.create_task_here(&caller, request).await })
-            .await
+        Ok(self.create_task_deduped(caller, request).await?.0)
     }
 
-    async fn create_task_here(&self, caller: &Caller, request: CreateTask) -> Result<Task> {
+    /// `POST /tasks` telling whether the answer is an existing live task
+    /// with the request's `dedupe_key` (`true`, 200) or a new one (201).
+    pub async fn create_task_deduped(
+        &self,
+        caller: &Caller,
+        request: CreateTask,
+    ) -> Result<(Task, bool)> {
+        let (this, caller) = (self.clone(), caller.clone());
+        let created = self
+            .store()
+            .on_writer(async move { this.create_task_here(&caller, request).await })
+            .await?;
+        if created.1 {
+            crate::tasks::counters::counters()
+                .dedupe_hits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        if let (task, false) = &created
+            && let Some(run_at) = task.run_at.into_iter().chain(task.expires_at).min()
+        {
+            // Work due later: the run-control job plans its wake-up.
+            self.wake_background(run_at.as_datetime());
+        }
+        Ok(created)
+    }
+
+    async fn create_task_here(&self, caller: &Caller, request: CreateTask) -> Result<(Task, bool)> {
         validate_create(&request)?;
+        let now = self.now().as_datetime();
         if Fields::plain(&request) && self.store().combines() {
             // Nothing to look up or record: one INSERT shared with the other
             // plain creates waiting for the writer (tasks::insert).
-            let fields = Fields::of(caller.tenant_id, &request);
+            let fields = Fields::of(caller.tenant_id, &request, now);
             let post: Post<TaskRow, Task> = {
                 let caller = caller.clone();
                 Box::new(
@@ -210,11 +394,28 @@ impl ControlPlane {
                 )
             };
             return match self.store().combined::<Creates>(fields, post).await? {
-                Combined::Done(task) => Ok(task),
+                Combined::Done(task) => Ok((task, false)),
                 // An INSERT of a fresh id always adds its row.
                 Combined::Missed(_) => Err(Error::internal("a combined create added no row")),
             };
         }
+        let mut deduplicated = false;
+        let task = self
+            .create_task_recorded(caller, request, now, &mut deduplicated)
+            .await?;
+        Ok((task, deduplicated))
+    }
+
+    /// The ordinary create, recorded under its `request_id` (a replay
+    /// answers the recorded task; `deduplicated` is set only by a fresh
+    /// create that found a live task with its key).
+    async fn create_task_recorded(
+        &self,
+        caller: &Caller,
+        request: CreateTask,
+        now: DateTime<Utc>,
+        deduplicated: &mut bool,
+    ) -> Result<Task> {
         // A task that names nothing to look up is one INSERT: no savepoint
         // (store::begin_unguarded). A lookup can fail with a 400, so a
         // request with references keeps its savepoint.
@@ -227,7 +428,7 @@ impl ControlPlane {
         let mut write = begin_write!(
             self, caller, "tasks.create", request, Storage::Plain, guarded: references
         );
-        let row = insert(
+        let (row, found) = insert_deduped(
             &mut write.tx,
             caller,
             caller.tenant_id,
@@ -235,9 +436,10 @@ impl ControlPlane {
                 request: request.clone(),
                 activation_id: None,
             },
+            now,
         )
         .await?;
-        let task = row.to_api()?;
-        write.finish(task).await
+        *deduplicated = found;
+        write.finish(row.to_api()?).await
     }
 }

@@ -13,11 +13,12 @@
 //! statement itself. Every other create, and every create on SQLite, runs
 //! its own `INSERT` ([`insert_row`]), which binds the same [`Fields`].
 
-use crate::api::{CreateTask, Timestamp};
+use crate::api::{CreateTask, RetryPolicy, Timestamp};
 use crate::error::Result;
 use crate::store::{Access, Combine, Db, Tx, on_db};
 use crate::tags::required_tags;
 use crate::tasks::DEFAULT_TIMEOUT_MINUTES;
+use crate::tasks::retry;
 use crate::tasks::rows::{TaskRow, task_columns};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -50,6 +51,42 @@ pub(crate) struct Fields {
     pub auto_retry: bool,
     pub max_retries: i32,
     pub metadata: Value,
+    /// Run control (issue 30): only on creates that are not plain.
+    pub run_control: RunControl,
+}
+
+/// The run-control values of a new task (run control §2–§5), resolved
+/// against the clock at create.
+#[derive(Default)]
+pub(crate) struct RunControl {
+    pub retry_policy: Option<RetryPolicy>,
+    pub run_at: Option<DateTime<Utc>>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub heartbeat_timeout_seconds: Option<i32>,
+    pub dedupe_key: Option<String>,
+}
+
+impl RunControl {
+    /// `request`'s values (already validated) at `now`.
+    fn of(request: &CreateTask, now: DateTime<Utc>) -> Self {
+        let after = |seconds: i64| now + chrono::Duration::seconds(seconds);
+        Self {
+            retry_policy: request
+                .retry_policy
+                .as_ref()
+                .and_then(|p| retry::normalise("retry_policy", p).ok()),
+            run_at: request
+                .run_at
+                .map(|t| t.as_datetime())
+                .or(request.delay_seconds.map(after)),
+            expires_at: request
+                .expires_at
+                .map(|t| t.as_datetime())
+                .or(request.ttl_seconds.map(after)),
+            heartbeat_timeout_seconds: request.heartbeat_timeout_seconds.map(|s| s as i32),
+            dedupe_key: request.dedupe_key.clone(),
+        }
+    }
 }
 
 impl Fields {
@@ -57,7 +94,7 @@ impl Fields {
     /// `tenant_id`, under a fresh time-ordered id (UUIDv7: new tasks land at
     /// the right edge of the primary-key index instead of on a random page,
     /// so a write batch dirties a few pages, not one per task).
-    pub(crate) fn of(tenant_id: Uuid, request: &CreateTask) -> Self {
+    pub(crate) fn of(tenant_id: Uuid, request: &CreateTask, now: DateTime<Utc>) -> Self {
         let kind = request.task_kind.unwrap_or_default();
         let priority = request.priority.unwrap_or_default();
         let role = request.role.as_deref().map(|r| r.trim().to_owned());
@@ -84,6 +121,7 @@ impl Fields {
             auto_retry: request.auto_retry.unwrap_or(false),
             max_retries: request.max_retries.unwrap_or(0) as i32,
             metadata: request.metadata.clone().unwrap_or_else(|| json!({})),
+            run_control: RunControl::of(request, now),
         }
     }
 
@@ -97,6 +135,13 @@ impl Fields {
             && request.preferred_worker_id.is_none()
             && request.execution_environment_id.is_none()
             && request.request_id.is_none()
+            && request.retry_policy.is_none()
+            && request.run_at.is_none()
+            && request.delay_seconds.is_none()
+            && request.expires_at.is_none()
+            && request.ttl_seconds.is_none()
+            && request.heartbeat_timeout_seconds.is_none()
+            && request.dedupe_key.is_none()
     }
 }
 
@@ -115,22 +160,30 @@ pub(crate) struct References {
     pub execution_environment: Option<Value>,
 }
 
-/// Inserts one pending task (no event: the caller records it).
+/// Inserts one pending task (no event: the caller records it); `None` when
+/// a live task of the tenant already has its `dedupe_key` (the unique
+/// partial index `tasks_dedupe_key` decides, so concurrent creates with one
+/// key insert one row whatever path they take).
 pub(crate) async fn insert_row(
     tx: &mut Tx,
     fields: &Fields,
     refs: &References,
     now: DateTime<Utc>,
-) -> Result<TaskRow> {
+) -> Result<Option<TaskRow>> {
     let f = fields;
+    let rc = &f.run_control;
     Ok(on_db!(tx, c => sqlx::query_as(concat!(
         "INSERT INTO tasks (id, tenant_id, title, type, task_kind, description, priority, priority_rank, state, \
          workflow_id, work_item_id, workspace_id, activation_id, stage_name, role, required_tags, input, context, \
          execution_backend, timeout_minutes, token_budget, cost_cap_usd, max_iterations, llm_max_retries, \
          auto_retry, max_retries, retry_count, metadata, preferred_agent_id, preferred_worker_id, created_at, updated_at, \
-         execution_environment_id, execution_environment) \
+         execution_environment_id, execution_environment, run_at, retry_policy, heartbeat_timeout_seconds, \
+         expires_at, dedupe_key) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-         $20, $21, $22, $23, $24, $25, 0, $26, $27, $28, $29, $29, $30, $31) RETURNING ", task_columns!()
+         $20, $21, $22, $23, $24, $25, 0, $26, $27, $28, $29, $29, $30, $31, $32, $33, $34, $35, $36) \
+         ON CONFLICT (tenant_id, dedupe_key) \
+         WHERE dedupe_key IS NOT NULL AND state NOT IN ('completed', 'failed', 'cancelled') DO NOTHING \
+         RETURNING ", task_columns!()
     ))
     .bind(f.id)
     .bind(f.tenant_id)
@@ -163,7 +216,12 @@ pub(crate) async fn insert_row(
     .bind(now)
     .bind(refs.execution_environment_id)
     .bind(refs.execution_environment.as_ref().map(Json))
-    .fetch_one(c)
+    .bind(rc.run_at)
+    .bind(rc.retry_policy.as_ref().map(Json))
+    .bind(rc.heartbeat_timeout_seconds)
+    .bind(rc.expires_at)
+    .bind(&rc.dedupe_key)
+    .fetch_optional(c)
     .await)?)
 }
 
@@ -213,7 +271,8 @@ impl Combine for Creates {
             if matches!(Access::db(tx), Db::Sqlite(_)) {
                 let mut rows = Vec::with_capacity(items.len());
                 for fields in items {
-                    rows.push(insert_row(tx, fields, &References::default(), now).await?);
+                    // Plain creates carry no dedupe key: always a row.
+                    rows.extend(insert_row(tx, fields, &References::default(), now).await?);
                 }
                 return Ok(rows);
             }

@@ -10,11 +10,13 @@
 
 pub(crate) mod acting;
 pub(crate) mod artifacts;
+pub mod counters;
 pub(crate) mod create;
 mod credentials;
 pub(crate) mod handoffs;
 pub(crate) mod insert;
 mod read;
+pub(crate) mod retry;
 pub(crate) mod rows;
 pub mod state;
 
@@ -26,3 +28,6 @@ pub const DEFAULT_TIMEOUT_MINUTES: i64 = 180;
 pub const MAX_TIMEOUT_MINUTES: i64 = 240;
 
 pub const MAX_RETRIES: i64 = 10;
+
+/// The longest `delay_seconds` / `ttl_seconds` (a year).
+pub const MAX_DELAY_SECONDS: i64 = 31_536_000;

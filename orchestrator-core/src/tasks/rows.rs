@@ -3,14 +3,14 @@
 //! platform log row in the same transaction).
 
 use crate::api::{
-    ExecutionBackend, LogCategory, LogLevel, LogStatus, Priority, Task, TaskKind, TaskState,
+    ExecutionBackend, LogCategory, LogLevel, LogStatus, Priority, RetryPolicy, Task, TaskKind,
+    TaskState,
 };
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::logs::{self, PlatformLog};
-use crate::store::StoredJson;
-use crate::store::{Access, Tx, on_db};
+use crate::store::{Access, StoredJson, Tx, is_unique_violation, on_db};
 use crate::tasks::state::TaskOp;
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -63,11 +63,36 @@ pub(crate) struct TaskRow {
     pub updated_at: DateTime<Utc>,
     /// The environment summary taken at create (`{id, name, image, ...}`).
     pub execution_environment: Option<StoredJson>,
+    // Run control (issue 30; [`crate::lifecycle::run_control`]).
+    pub run_at: Option<DateTime<Utc>>,
+    pub attempt: i32,
+    pub retry_policy: Option<Json<RetryPolicy>>,
+    pub heartbeat_timeout_seconds: Option<i32>,
+    /// The holder's last claim, start or heartbeat: the lease's start.
+    pub last_heartbeat_at: Option<DateTime<Utc>>,
+    /// The agent whose lease expired last (its late calls are `LEASE_LOST`).
+    pub lease_lost_agent_id: Option<Uuid>,
+    pub progress: Option<StoredJson>,
+    pub progress_at: Option<DateTime<Utc>>,
+    pub cancel_requested: bool,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub dedupe_key: Option<String>,
 }
 
 impl TaskRow {
     pub fn state(&self) -> Result<TaskState> {
         TaskState::parse(&self.state).ok_or_else(|| Error::internal("unknown task state"))
+    }
+
+    /// When the holder's lease runs out: held, with a heartbeat timeout.
+    pub fn lease_expires_at(&self) -> Option<DateTime<Utc>> {
+        let held = self.state().is_ok_and(TaskState::is_held);
+        match (held, self.heartbeat_timeout_seconds, self.last_heartbeat_at) {
+            (true, Some(timeout), Some(last)) => {
+                Some(last + chrono::Duration::seconds(i64::from(timeout)))
+            }
+            _ => None,
+        }
     }
 
     pub fn is_orchestrator(&self) -> bool {
@@ -125,6 +150,16 @@ impl TaskRow {
             completed_at: self.completed_at.map(Into::into),
             created_at: self.created_at.into(),
             updated_at: self.updated_at.into(),
+            retry_policy: self.retry_policy.as_ref().map(|j| j.0.clone()),
+            attempt: i64::from(self.attempt),
+            run_at: self.run_at.map(Into::into),
+            progress: self.progress.as_ref().map(|j| j.0.clone()),
+            progress_at: self.progress_at.map(Into::into),
+            cancel_requested: self.cancel_requested,
+            expires_at: self.expires_at.map(Into::into),
+            heartbeat_timeout_seconds: self.heartbeat_timeout_seconds.map(i64::from),
+            lease_expires_at: self.lease_expires_at().map(Into::into),
+            dedupe_key: self.dedupe_key.clone(),
             latest_handoff: None,
         })
     }
@@ -139,7 +174,9 @@ macro_rules! task_columns {
          timeout_minutes, token_budget, cost_cap_usd, max_iterations, llm_max_retries, \
          auto_retry, max_retries, retry_count, metadata, assigned_agent_id, assigned_worker_id, \
          preferred_agent_id, preferred_worker_id, claimed_at, started_at, completed_at, \
-         created_at, updated_at, execution_environment"
+         created_at, updated_at, execution_environment, run_at, attempt, retry_policy, \
+         heartbeat_timeout_seconds, last_heartbeat_at, lease_lost_agent_id, progress, \
+         progress_at, cancel_requested, expires_at, dedupe_key"
     };
 }
 pub(crate) use task_columns;
@@ -170,13 +207,17 @@ pub(crate) async fn find_for_update(tx: &mut Tx, tenant_id: Uuid, id: Uuid) -> R
     row.ok_or(Error::not_found("task"))
 }
 
-/// Writes the mutable columns of `row`.
+/// Writes the mutable columns of `row`. A write the unique indexes refuse
+/// (a task going back to pending while another live task has its
+/// `dedupe_key`) is a 409.
 pub(crate) async fn save(tx: &mut Tx, row: &TaskRow) -> Result<()> {
-    on_db!(tx, c => sqlx::query(
+    let written = on_db!(tx, c => sqlx::query(
         "UPDATE tasks SET state = $1, assigned_agent_id = $2, assigned_worker_id = $3, \
          preferred_agent_id = $4, preferred_worker_id = $5, input = $6, output = $7, error = $8, \
          metrics = $9, git_info = $10, verification = $11, retry_count = $12, claimed_at = $13, \
-         started_at = $14, completed_at = $15, updated_at = $16 WHERE id = $17",
+         started_at = $14, completed_at = $15, updated_at = $16, run_at = $18, attempt = $19, \
+         last_heartbeat_at = $20, lease_lost_agent_id = $21, progress = $22, progress_at = $23, \
+         cancel_requested = $24 WHERE id = $17",
     )
     .bind(&row.state)
     .bind(row.assigned_agent_id)
@@ -195,8 +236,20 @@ pub(crate) async fn save(tx: &mut Tx, row: &TaskRow) -> Result<()> {
     .bind(row.completed_at)
     .bind(row.updated_at)
     .bind(row.id)
-    .execute(c).await.map(|r| r.rows_affected()))?;
-    Ok(())
+    .bind(row.run_at)
+    .bind(row.attempt)
+    .bind(row.last_heartbeat_at)
+    .bind(row.lease_lost_agent_id)
+    .bind(&row.progress)
+    .bind(row.progress_at)
+    .bind(row.cancel_requested)
+    .execute(c).await.map(|r| r.rows_affected()));
+    match written {
+        Err(e) if is_unique_violation(&e) => Err(Error::conflict(
+            "another live task of the tenant has this task's dedupe_key",
+        )),
+        other => other.map(|_| ()).map_err(Into::into),
+    }
 }
 
 /// Writes `task.state_changed` for `row` going `from` → its current state.
@@ -247,7 +300,7 @@ pub(crate) async fn record_change(
     // whose task goes back to the queue is only a warning.
     if failed || matches!(op, TaskOp::Fail { .. }) {
         log.level = LogLevel::Error;
-    } else if matches!(op, TaskOp::AgentLost { .. } | TaskOp::Timeout) {
+    } else if matches!(op, TaskOp::AgentLost { .. } | TaskOp::Timeout { .. }) {
         log.level = LogLevel::Warn;
     }
     log.payload = json!({

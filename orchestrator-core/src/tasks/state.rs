@@ -33,7 +33,11 @@ pub enum TaskOp {
     AgentLost {
         retry_left: bool,
     },
-    Timeout,
+    /// Past `timeout_minutes`; `retry_left` only under a retry policy with
+    /// attempts left (run control §2).
+    Timeout {
+        retry_left: bool,
+    },
 }
 
 impl TaskOp {
@@ -54,7 +58,7 @@ impl TaskOp {
             Self::ApproveOutput => "approve-output",
             Self::Cancel => "cancel",
             Self::AgentLost { .. } => "release",
-            Self::Timeout => "timeout",
+            Self::Timeout { .. } => "timeout",
         }
     }
 
@@ -65,7 +69,7 @@ impl TaskOp {
             Self::Claim => Claimed,
             Self::Start => InProgress,
             Self::Complete { .. } | Self::Skip | Self::ApproveOutput => Completed,
-            Self::Fail { .. } | Self::Timeout => Failed,
+            Self::Fail { .. } | Self::Timeout { .. } => Failed,
             Self::Retry
             | Self::RequestChanges
             | Self::Reassign
@@ -99,7 +103,8 @@ pub fn transition(op: TaskOp, from: TaskState) -> Result<TaskState> {
         (TaskOp::Cancel, s) if s != Completed && s != Cancelled => Cancelled,
         (TaskOp::AgentLost { retry_left: true }, Claimed | InProgress) => Pending,
         (TaskOp::AgentLost { retry_left: false }, Claimed | InProgress) => Failed,
-        (TaskOp::Timeout, Claimed | InProgress) => Failed,
+        (TaskOp::Timeout { retry_left: true }, Claimed | InProgress) => Pending,
+        (TaskOp::Timeout { retry_left: false }, Claimed | InProgress) => Failed,
         _ => {
             return Err(Error::InvalidTransition {
                 resource: "task",

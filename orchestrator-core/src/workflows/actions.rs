@@ -175,6 +175,7 @@ impl ControlPlane {
                 attempt_kind: "redrive",
                 redrive_of: Some(prior.id),
                 activation_reason: "workflow redriven",
+                dedupe_key: None,
             },
         )
         .await?;

@@ -137,6 +137,7 @@ pub(crate) async fn dispatch_next(tx: &mut Tx, caller: &Caller, wf: &WorkflowRow
             request,
             activation_id: Some(activation.id),
         },
+        now,
     )
     .await?;
     on_db!(tx, c => sqlx::query("UPDATE activations SET task_id = $1 WHERE id = $2")

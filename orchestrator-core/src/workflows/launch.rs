@@ -57,6 +57,9 @@ pub(crate) struct NewWorkflow {
     pub attempt_kind: &'static str,
     pub redrive_of: Option<Uuid>,
     pub activation_reason: &'static str,
+    /// Run control §5: while a workflow of the tenant with this key is not
+    /// in a terminal state, the launch answers it instead.
+    pub dedupe_key: Option<String>,
 }
 
 /// Files one launch may attach (decisions §8, as an upload).
@@ -101,14 +104,28 @@ pub(crate) fn validate_packet(packet: Option<&InitialInputPacket>, field: &str) 
 /// Inserts a workflow with its stages and its `workflow.created` activation
 /// (dispatched at once), in `tx`.
 pub(crate) async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Result<WorkflowRow> {
+    Ok(insert_deduped(tx, caller, new).await?.0)
+}
+
+/// [`insert`], telling whether the answer is the live workflow that
+/// already had `new.dedupe_key` (`true`: nothing was written). The unique
+/// partial index `workflows_dedupe_key` decides, so concurrent launches
+/// with one key insert one row.
+pub(crate) async fn insert_deduped(
+    tx: &mut Tx,
+    caller: &Caller,
+    new: NewWorkflow,
+) -> Result<(WorkflowRow, bool)> {
     let id = Uuid::now_v7();
     let now = Timestamp::now().as_datetime();
     let lifecycle = new.playbook.lifecycle.clone();
-    on_db!(tx, c => sqlx::query(
+    let inserted = on_db!(tx, c => sqlx::query(
         "INSERT INTO workflows (id, tenant_id, workspace_id, playbook_id, name, state, lifecycle, operator_note, \
          parameters, metadata, token_budget, cost_cap_usd, max_duration_minutes, live_visibility_mode, \
-         initial_input_packet, lineage_id, attempt_number, attempt_kind, redrive_of, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19)",
+         initial_input_packet, lineage_id, attempt_number, attempt_kind, redrive_of, created_at, updated_at, dedupe_key) \
+         VALUES ($1, $2, $3, $4, $5, 'pending', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $19, $20) \
+         ON CONFLICT (tenant_id, dedupe_key) \
+         WHERE dedupe_key IS NOT NULL AND state NOT IN ('completed', 'failed', 'cancelled') DO NOTHING",
     )
     .bind(id)
     .bind(caller.tenant_id)
@@ -129,9 +146,30 @@ pub(crate) async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Re
     .bind(new.attempt_kind)
     .bind(new.redrive_of)
     .bind(now)
+    .bind(&new.dedupe_key)
     .execute(c)
     .await
     .map(|r| r.rows_affected()))?;
+    if inserted == 0 {
+        let live: Option<(Uuid,)> = on_db!(tx, c => sqlx::query_as(
+            "SELECT id FROM workflows WHERE tenant_id = $1 AND dedupe_key = $2 \
+             AND state NOT IN ('completed', 'failed', 'cancelled')",
+        )
+        .bind(caller.tenant_id)
+        .bind(&new.dedupe_key)
+        .fetch_optional(c)
+        .await)?;
+        let Some((live,)) = live else {
+            return Err(Error::Conflict {
+                message: "the workflow with this dedupe_key ended while the launch ran".into(),
+                hint: Some("retry the request".into()),
+            });
+        };
+        let row = find(tx, caller.tenant_id, live)
+            .await?
+            .ok_or(Error::not_found("workflow"))?;
+        return Ok((row, true));
+    }
     let row = find(tx, caller.tenant_id, id)
         .await?
         .ok_or(Error::not_found("workflow"))?;
@@ -167,17 +205,26 @@ pub(crate) async fn insert(tx: &mut Tx, caller: &Caller, new: NewWorkflow) -> Re
         json!({ "workflow_id": id, "name": row.name }),
     )
     .await?;
-    Ok(row)
+    Ok((row, false))
 }
 
 /// Checks and launches a `POST /workflows` body in `tx`: the one launch
 /// path of `POST /workflows` and of schedules (which launch in the
-/// transaction that writes their run row).
+/// transaction that writes their run row). `true` with the row when a live
+/// workflow already had the body's `dedupe_key` (nothing was written).
 pub(crate) async fn launch_in(
     tx: &mut Tx,
     caller: &Caller,
     request: &CreateWorkflow,
-) -> Result<WorkflowRow> {
+) -> Result<(WorkflowRow, bool)> {
+    if let Some(key) = &request.dedupe_key
+        && (key.is_empty() || key.chars().count() > 200)
+    {
+        return Err(Error::schema_field(
+            "dedupe_key",
+            "must be 1 to 200 characters",
+        ));
+    }
     if request.name.trim().is_empty() || request.name.len() > 200 {
         return Err(Error::invalid_field("name", "must be 1 to 200 characters"));
     }
@@ -194,7 +241,7 @@ pub(crate) async fn launch_in(
     lookup_workspace(tx, caller.tenant_id, request.workspace_id)
         .await?
         .ok_or_else(|| Error::invalid_field("workspace_id", "no such workspace"))?;
-    insert(
+    insert_deduped(
         tx,
         caller,
         NewWorkflow {
@@ -212,6 +259,7 @@ pub(crate) async fn launch_in(
             attempt_kind: "initial",
             redrive_of: None,
             activation_reason: "workflow created",
+            dedupe_key: request.dedupe_key.clone(),
         },
     )
     .await
@@ -224,10 +272,36 @@ impl ControlPlane {
         caller: &Caller,
         request: CreateWorkflow,
     ) -> Result<Workflow> {
+        Ok(self.create_workflow_deduped(caller, request).await?.0)
+    }
+
+    /// `POST /workflows` telling whether the answer is the live workflow
+    /// that already had the request's `dedupe_key` (`true`, 200).
+    pub async fn create_workflow_deduped(
+        &self,
+        caller: &Caller,
+        request: CreateWorkflow,
+    ) -> Result<(Workflow, bool)> {
+        let mut deduplicated = false;
+        let workflow = self
+            .create_workflow_recorded(caller, request, &mut deduplicated)
+            .await?;
+        Ok((workflow, deduplicated))
+    }
+
+    /// The launch, recorded under its `request_id` (a replay answers the
+    /// recorded workflow; `deduplicated` is set only by a fresh launch that
+    /// found a live workflow with its key).
+    async fn create_workflow_recorded(
+        &self,
+        caller: &Caller,
+        request: CreateWorkflow,
+        deduplicated: &mut bool,
+    ) -> Result<Workflow> {
         let mut write = begin_write!(self, caller, "workflows.create", request, Storage::Plain);
-        let row = launch_in(&mut write.tx, caller, &request).await?;
-        let workflow = row.to_api();
-        write.finish(workflow).await
+        let (row, found) = launch_in(&mut write.tx, caller, &request).await?;
+        *deduplicated = found;
+        write.finish(row.to_api()).await
     }
 
     /// `POST /workspaces/:id/planning-workflow`: launches `playbook_id` (or,

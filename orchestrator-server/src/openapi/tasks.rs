@@ -23,6 +23,8 @@ pub(super) fn docs() -> Vec<Doc> {
         op(M::POST, "/api/v1/tasks/{id}/start", "Start a claimed task", ok::<Task>()).body::<StartTask>(),
         op(M::POST, "/api/v1/tasks/{id}/complete", "Complete a task", ok::<Task>()).body::<CompleteTask>(),
         op(M::POST, "/api/v1/tasks/{id}/fail", "Fail a task", ok::<Task>()).body::<FailTask>(),
+        op(M::POST, "/api/v1/tasks/{id}/heartbeat", "Renew the holder's lease and report progress", ok::<TaskHeartbeatAck>()).body::<TaskHeartbeat>(),
+        op(M::POST, "/api/v1/tasks/{id}/reschedule", "Move a pending task's run_at", ok::<Task>()).body::<RescheduleTask>(),
         op(M::POST, "/api/v1/tasks/{id}/retry", "Retry a task", ok::<Task>()).body::<TaskAction>(),
         op(M::POST, "/api/v1/tasks/{id}/request-changes", "Send a task back with requested changes", ok::<Task>()).body::<TaskAction>(),
         op(M::POST, "/api/v1/tasks/{id}/reassign", "Reassign a task", ok::<Task>()).body::<TaskAction>(),

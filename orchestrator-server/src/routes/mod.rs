@@ -210,6 +210,18 @@ pub(crate) fn table() -> Vec<Route> {
             tasks::complete,
         ),
         Route::scoped(M::POST, "/api/v1/tasks/{id}/fail", Agent, tasks::fail),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/heartbeat",
+            Agent,
+            tasks::heartbeat,
+        ),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/{id}/reschedule",
+            Admin,
+            tasks::reschedule,
+        ),
         Route::scoped(M::POST, "/api/v1/tasks/{id}/retry", Admin, tasks::retry),
         Route::scoped(
             M::POST,

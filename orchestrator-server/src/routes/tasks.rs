@@ -8,15 +8,35 @@ use crate::routes::events;
 use http::StatusCode;
 use orchestrator_core::api::{
     ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, EventFilter, FailTask,
-    IssueTaskToken, StartTask, TaskAction, TaskFilter,
+    IssueTaskToken, RescheduleTask, StartTask, TaskAction, TaskFilter, TaskHeartbeat,
 };
 use orchestrator_core::tasks::state::TaskOp;
 use std::sync::Arc;
 
 pub(crate) async fn create(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     let body: CreateTask = req.json()?;
-    let task = app.core.create_task(req.caller()?, body).await?;
-    Ok(req.created(&task))
+    let (task, deduplicated) = app.core.create_task_deduped(req.caller()?, body).await?;
+    Ok(req.created_or_found(&task, deduplicated))
+}
+
+/// `POST /tasks/:id/heartbeat` (run control §4).
+pub(crate) async fn heartbeat(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let body: TaskHeartbeat = req.json()?;
+    let ack = app
+        .core
+        .heartbeat_task(req.caller()?, req.uuid("id")?, body)
+        .await?;
+    Ok(req.ok(&ack))
+}
+
+/// `POST /tasks/:id/reschedule` (run control §3).
+pub(crate) async fn reschedule(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let body: RescheduleTask = req.json()?;
+    let task = app
+        .core
+        .reschedule_task(req.caller()?, req.uuid("id")?, body)
+        .await?;
+    Ok(req.ok(&task))
 }
 
 pub(crate) async fn list(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {

@@ -136,6 +136,7 @@ impl Connection {
                 return End::Gone;
             }
         };
+        let mut cancels = signals;
         let ready = ServerMessage::ConnectionReady {
             worker_id,
             agents: self.worker.agents.clone(),
@@ -156,7 +157,11 @@ impl Connection {
                 // On PostgreSQL an event becomes readable only once older
                 // transactions end, so a wake-up can come early: the fallback
                 // looks for signals too.
-                if self.deliver_signals(socket, &mut signals).await.is_err() {
+                if self
+                    .deliver_signals(socket, &mut signals, &mut cancels)
+                    .await
+                    .is_err()
+                {
                     return End::Gone;
                 }
                 if self.assign(socket).await.is_err() {
@@ -230,27 +235,64 @@ impl Connection {
     }
 
     /// Forwards the `worker.signal` events recorded for this worker since
-    /// `from`.
-    async fn deliver_signals(&self, socket: &mut Socket, from: &mut EventKey) -> Result<(), ()> {
+    /// `from`, and the `task.cancel_requested` events of its agents' tasks
+    /// (run control §4) since `cancels`.
+    async fn deliver_signals(
+        &self,
+        socket: &mut Socket,
+        from: &mut EventKey,
+        cancels: &mut EventKey,
+    ) -> Result<(), ()> {
         let filter = EventFilter {
             event_type: Some("worker.signal".into()),
             entity_type: Some("worker".into()),
             entity_id: Some(self.worker.worker_id),
             ..Default::default()
         };
-        let events = match self
-            .core
-            .read_events_forward(&self.caller, &filter, *from, 100)
-            .await
-        {
-            Ok(events) => events,
-            Err(e) => {
-                tracing::warn!(error = %e, "worker channel: signal read failed");
-                return Ok(());
-            }
+        let cancel_filter = EventFilter {
+            event_type: Some("task.cancel_requested".into()),
+            ..Default::default()
         };
-        for (key, event) in events {
-            *from = key;
+        let mut events = Vec::new();
+        for (filter, key) in [(&filter, &mut *from), (&cancel_filter, &mut *cancels)] {
+            match self
+                .core
+                .read_events_forward(&self.caller, filter, *key, 100)
+                .await
+            {
+                Ok(read) => {
+                    if let Some((last, _)) = read.last() {
+                        *key = *last;
+                    }
+                    events.extend(read);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "worker channel: signal read failed");
+                    return Ok(());
+                }
+            }
+        }
+        for (_, event) in events {
+            if event.event_type == "task.cancel_requested" {
+                let id = |field: &str| {
+                    event
+                        .data
+                        .get(field)
+                        .and_then(|v| v.as_str())
+                        .and_then(|v| v.parse::<uuid::Uuid>().ok())
+                };
+                if id("worker_id") == Some(self.worker.worker_id)
+                    && let Some(task_id) = id("task_id")
+                {
+                    let agent_id = id("agent_id");
+                    send(
+                        socket,
+                        &ServerMessage::TaskCancelRequested { task_id, agent_id },
+                    )
+                    .await?;
+                }
+                continue;
+            }
             let signal = match event.data.get("signal").and_then(|s| s.as_str()) {
                 Some("drain") => SignalKind::Drain,
                 Some("cancel_task") => SignalKind::CancelTask,

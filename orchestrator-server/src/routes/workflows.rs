@@ -16,8 +16,11 @@ use std::sync::Arc;
 
 pub(crate) async fn create(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     let body: CreateWorkflow = req.json()?;
-    let workflow = app.core.create_workflow(req.caller()?, body).await?;
-    Ok(req.created(&workflow))
+    let (workflow, deduplicated) = app
+        .core
+        .create_workflow_deduped(req.caller()?, body)
+        .await?;
+    Ok(req.created_or_found(&workflow, deduplicated))
 }
 
 pub(crate) async fn list(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {

@@ -5,6 +5,7 @@
 //! ones finish and exits. When the channel drops (a server restart) it
 //! reconnects with exponential backoff; running tasks go on meanwhile.
 
+mod lease;
 mod task;
 
 use crate::cli::GlobalOpts;
@@ -266,6 +267,14 @@ fn handle(
                 Some(WorkerMessage::SignalAck { signal, task_id }),
                 signal == SignalKind::Drain,
             )
+        }
+        ServerMessage::TaskCancelRequested { task_id, .. } => {
+            // Run control §4: stop the command; the task ends cancelled
+            // when its failure is reported.
+            if let Some(running) = shared.running.lock().expect("lock").get_mut(&task_id) {
+                running.cancel();
+            }
+            (None, false)
         }
         ServerMessage::Error { message } => {
             eprintln!("server: {message}");

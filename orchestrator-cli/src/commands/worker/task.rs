@@ -2,9 +2,12 @@
 //! environment's image through docker/podman), stream its output lines to
 //! `POST /logs/ingest` in batches (source `task_container`), then complete
 //! it with the last stdout line or fail it with the exit code. A
-//! `cancel_task` signal or the task's timeout kills the process.
+//! `cancel_task` signal or a requested cancellation stops the process
+//! (SIGTERM, SIGKILL 10 s later); the task's timeout kills it. While it
+//! runs, [`super::lease`] heartbeats and forwards its progress.
 
 use super::Shared;
+use super::lease::{self, Progress};
 use anyhow::{Context, bail};
 use orchestrator_client::Client;
 use orchestrator_client::api::environments::{EnvironmentFilter, ExecutionEnvironment};
@@ -27,6 +30,8 @@ const BATCH: usize = 200;
 const FLUSH_EVERY: Duration = Duration::from_millis(300);
 /// The last stderr lines a failed command's error row carries.
 const STDERR_TAIL: usize = 20;
+/// How long a command asked to stop (SIGTERM) has before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// Running tasks as the heartbeats report them, and their cancel switch.
 pub(crate) struct Running {
@@ -186,7 +191,7 @@ impl TaskRun {
             }),
             agent_id: Some(self.agent_id),
             worker_id: Some(self.shared.worker_id),
-            request_id: None,
+            ..Default::default()
         };
         if let Err(e) = self.shared.worker.tasks().fail(self.task.id, &fail).await {
             eprintln!("task {}: cannot record the failure: {e}", self.task.id);
@@ -212,7 +217,7 @@ impl TaskRun {
         let start = StartTask {
             agent_id: Some(self.agent_id),
             worker_id: Some(self.shared.worker_id),
-            request_id: None,
+            ..Default::default()
         };
         if let Err(e) = self.shared.worker.tasks().start(id, &start).await {
             eprintln!("task {id}: cannot start it: {e}");
@@ -267,16 +272,19 @@ impl TaskRun {
             let _ = stdin.write_all(&input).await;
         }
         let (lines, received) = mpsc::unbounded_channel();
+        let progress = Arc::new(Progress::default());
         let readers = [
             child
                 .stdout
                 .take()
-                .map(|s| read_lines(s, "stdout", lines.clone())),
+                .map(|s| read_lines(s, "stdout", lines.clone(), None)),
             child
                 .stderr
                 .take()
-                .map(|s| read_lines(s, "stderr", lines.clone())),
+                .map(|s| read_lines(s, "stderr", lines.clone(), Some(progress.clone()))),
         ];
+        let heartbeats = lease::spawn(self.shared.clone(), self.agent_id, &self.task, progress);
+        let pid = child.id();
         drop(lines);
         let shipper = tokio::spawn(ship_logs(
             self.shared.worker.clone(),
@@ -292,8 +300,20 @@ impl TaskRun {
             _ = cancelled => Ending::Cancelled,
             _ = tokio::time::sleep(timeout) => Ending::TimedOut,
         };
+        heartbeats.abort();
         if !matches!(ending, Ending::Exited(_)) {
-            if let Some(pid) = child.id() {
+            if let Some(pid) = pid
+                && matches!(ending, Ending::Cancelled)
+            {
+                // Asked to stop (run control §4): SIGTERM to the group, and
+                // 10 s to finish before the SIGKILL below.
+                let _ = Command::new("kill")
+                    .args(["-TERM", "--", &format!("-{pid}")])
+                    .output()
+                    .await;
+                let _ = tokio::time::timeout(STOP_GRACE, child.wait()).await;
+            }
+            if let Some(pid) = pid {
                 // The whole group: a shell's children hold the output pipes.
                 let _ = Command::new("kill")
                     .args(["-KILL", "--", &format!("-{pid}")])
@@ -374,14 +394,20 @@ impl TaskRun {
     }
 }
 
+/// Forwards `stream`'s lines to the log shipper; progress reports
+/// (`ORCH_PROGRESS {json}`) also go to `progress`.
 fn read_lines(
     stream: impl tokio::io::AsyncRead + Unpin + Send + 'static,
     name: &'static str,
     lines: mpsc::UnboundedSender<(&'static str, String)>,
+    progress: Option<Arc<Progress>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut reader = BufReader::new(stream).lines();
         while let Ok(Some(line)) = reader.next_line().await {
+            if let Some(progress) = &progress {
+                progress.offer(&line);
+            }
             if lines.send((name, line)).is_err() {
                 break;
             }

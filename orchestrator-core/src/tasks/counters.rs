@@ -1,0 +1,20 @@
+//! What run control did in this process, for `/metrics`: plain counters,
+//! bumped where the thing happens (a retry scheduled by any failure path, a
+//! lease released, a create answered by its dedupe key, a task expired).
+
+use std::sync::atomic::AtomicU64;
+
+/// Counters of what run control did in this process (`/metrics`).
+#[derive(Debug, Default)]
+pub struct RunControlCounters {
+    pub retries_scheduled: AtomicU64,
+    pub leases_expired: AtomicU64,
+    pub dedupe_hits: AtomicU64,
+    pub tasks_expired: AtomicU64,
+}
+
+/// The process-wide counters (every replica in the process adds to them).
+pub fn counters() -> &'static RunControlCounters {
+    static COUNTERS: std::sync::OnceLock<RunControlCounters> = std::sync::OnceLock::new();
+    COUNTERS.get_or_init(RunControlCounters::default)
+}
