@@ -19,6 +19,8 @@ mod health;
 mod logs;
 mod playbooks;
 mod remote_mcp;
+mod route;
+mod run_control;
 mod schedules;
 mod settings;
 mod tasks;
@@ -28,99 +30,10 @@ mod worker_channel;
 mod workflows;
 mod workspaces;
 
-use crate::app::App;
-use crate::config::{DEFAULT_JSON_BODY_LIMIT, UPLOAD_BODY_LIMIT};
-use crate::error::ApiError;
-use crate::request::Req;
-use crate::response::Reply;
+use crate::config::UPLOAD_BODY_LIMIT;
 use http::Method;
 use orchestrator_core::api::Scope;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
-
-pub(crate) type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply, ApiError>> + Send>>;
-pub(crate) type Handler = Arc<dyn Fn(Arc<App>, Req) -> HandlerFuture + Send + Sync>;
-
-/// Who may call a route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Access {
-    /// No credential needed (health, the token exchange, refresh, logout).
-    Public,
-    /// A credential of this scope or higher.
-    Scoped(Scope),
-}
-
-pub(crate) struct Route {
-    pub method: Method,
-    /// matchit syntax: `/api/v1/api-keys/{id}`.
-    pub path: &'static str,
-    pub access: Access,
-    pub body_limit: usize,
-    /// Whether requests spend the caller's rate-limit budget.
-    pub rate_limited: bool,
-    pub handler: Handler,
-    /// Where a websocket upgrade of this route goes instead (a `GET` with
-    /// `Upgrade: websocket` and `Connection: upgrade`), with its own scope;
-    /// upgrades are never rate limited.
-    pub upgrade: Option<(Scope, Handler)>,
-}
-
-impl Route {
-    fn new<F, Fut>(method: Method, path: &'static str, access: Access, handler: F) -> Self
-    where
-        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
-    {
-        Self {
-            method,
-            path,
-            access,
-            body_limit: DEFAULT_JSON_BODY_LIMIT,
-            rate_limited: true,
-            handler: Arc::new(move |app, req| Box::pin(handler(app, req))),
-            upgrade: None,
-        }
-    }
-
-    fn scoped<F, Fut>(method: Method, path: &'static str, scope: Scope, handler: F) -> Self
-    where
-        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
-    {
-        Self::new(method, path, Access::Scoped(scope), handler)
-    }
-
-    fn public<F, Fut>(method: Method, path: &'static str, handler: F) -> Self
-    where
-        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
-    {
-        Self::new(method, path, Access::Public, handler)
-    }
-
-    /// Sets the route's body limit (upload routes).
-    fn body_limit(mut self, limit: usize) -> Self {
-        self.body_limit = limit;
-        self
-    }
-
-    /// Sends websocket upgrades of this route to `handler` (scope `scope`).
-    fn upgrade<F, Fut>(mut self, scope: Scope, handler: F) -> Self
-    where
-        F: Fn(Arc<App>, Req) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Reply, ApiError>> + Send + 'static,
-    {
-        self.upgrade = Some((scope, Arc::new(move |app, req| Box::pin(handler(app, req)))));
-        self
-    }
-
-    /// Exempts the route from the rate limiter (health checks, streams).
-    fn unlimited(mut self) -> Self {
-        self.rate_limited = false;
-        self
-    }
-}
+pub(crate) use route::{Access, Handler, Route};
 
 /// The routes of the `--metrics-listen` address: the exposition only, open.
 pub(crate) fn metrics_table() -> Vec<Route> {
@@ -131,7 +44,7 @@ pub(crate) fn metrics_table() -> Vec<Route> {
 pub(crate) fn table() -> Vec<Route> {
     use Method as M;
     use Scope::*;
-    vec![
+    let mut routes = vec![
         Route::public(M::GET, "/healthz", health::live).unlimited(),
         Route::public(M::GET, "/readyz", health::ready).unlimited(),
         Route::public(M::GET, "/api/v1/version", health::version).unlimited(),
@@ -613,61 +526,6 @@ pub(crate) fn table() -> Vec<Route> {
             Admin,
             environments::support,
         ),
-        // Schedules (issue 29)
-        Route::scoped(M::POST, "/api/v1/schedules", Admin, schedules::create),
-        Route::scoped(M::GET, "/api/v1/schedules", Admin, schedules::list),
-        Route::scoped(
-            M::POST,
-            "/api/v1/schedules/preview",
-            Admin,
-            schedules::preview,
-        ),
-        Route::scoped(M::GET, "/api/v1/schedules/{id}", Admin, schedules::get),
-        Route::scoped(M::PATCH, "/api/v1/schedules/{id}", Admin, schedules::patch),
-        Route::scoped(
-            M::DELETE,
-            "/api/v1/schedules/{id}",
-            Admin,
-            schedules::delete,
-        ),
-        Route::scoped(
-            M::POST,
-            "/api/v1/schedules/{id}/pause",
-            Admin,
-            schedules::pause,
-        ),
-        Route::scoped(
-            M::POST,
-            "/api/v1/schedules/{id}/resume",
-            Admin,
-            schedules::resume,
-        ),
-        Route::scoped(
-            M::POST,
-            "/api/v1/schedules/{id}/trigger",
-            Admin,
-            schedules::trigger,
-        ),
-        Route::scoped(
-            M::POST,
-            "/api/v1/schedules/{id}/backfill",
-            Admin,
-            schedules::backfill,
-        ),
-        Route::scoped(
-            M::GET,
-            "/api/v1/schedules/{id}/runs",
-            Admin,
-            schedules::runs,
-        ),
-        Route::scoped(M::GET, "/api/v1/fleet/workers", Admin, fleet::workers),
-        Route::scoped(
-            M::GET,
-            "/api/v1/fleet/live-containers",
-            Admin,
-            fleet::live_containers,
-        ),
-        Route::scoped(M::GET, "/api/v1/containers", Admin, fleet::containers),
         // Integrations: A2A, ACP, claim credentials, remote MCP
         Route::public(M::GET, "/.well-known/agent.json", a2a::card),
         Route::scoped(M::POST, "/api/v1/a2a/tasks", Agent, a2a::submit),
@@ -745,51 +603,13 @@ pub(crate) fn table() -> Vec<Route> {
             "/api/v1/remote-mcp-servers/oauth/callback",
             remote_mcp::oauth_callback,
         ),
-        // Bulk actions (issue 32)
-        Route::scoped(M::GET, "/api/v1/bulk-actions", Admin, bulk_actions::list),
-        Route::scoped(M::POST, "/api/v1/bulk-actions", Admin, bulk_actions::create),
-        Route::scoped(
-            M::GET,
-            "/api/v1/bulk-actions/{id}",
-            Admin,
-            bulk_actions::get,
-        ),
-        Route::scoped(
-            M::POST,
-            "/api/v1/bulk-actions/{id}/cancel",
-            Admin,
-            bulk_actions::cancel,
-        ),
-        // Outbound webhooks (issue 32)
-        Route::scoped(M::GET, "/api/v1/webhooks", Admin, webhooks::list),
-        Route::scoped(M::POST, "/api/v1/webhooks", Admin, webhooks::create),
-        Route::scoped(M::GET, "/api/v1/webhooks/{id}", Admin, webhooks::get),
-        Route::scoped(M::PATCH, "/api/v1/webhooks/{id}", Admin, webhooks::update),
-        Route::scoped(M::DELETE, "/api/v1/webhooks/{id}", Admin, webhooks::delete),
-        Route::scoped(
-            M::POST,
-            "/api/v1/webhooks/{id}/rotate-secret",
-            Admin,
-            webhooks::rotate_secret,
-        ),
-        Route::scoped(M::POST, "/api/v1/webhooks/{id}/test", Admin, webhooks::test),
-        Route::scoped(
-            M::GET,
-            "/api/v1/webhooks/{id}/deliveries",
-            Admin,
-            webhooks::deliveries,
-        ),
-        Route::scoped(
-            M::POST,
-            "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
-            Admin,
-            webhooks::redeliver,
-        ),
         // The operator dashboard (embedded assets; client-side routes under /ui)
         Route::public(M::GET, "/", crate::dashboard::index).unlimited(),
         Route::public(M::GET, "/ui", crate::dashboard::index).unlimited(),
         Route::public(M::GET, "/ui/{*path}", crate::dashboard::asset).unlimited(),
-    ]
+    ];
+    routes.extend(run_control::routes());
+    routes
 }
 
 // Reliability (issue 13): the table as data, for tests that walk every route.
