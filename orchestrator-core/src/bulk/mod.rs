@@ -3,12 +3,12 @@
 //!
 //! The matched set is fixed when the action is created (its ids are stored
 //! in order, `bulk_action_items`), so later changes to the data never widen
-//! or shrink it. The background job of [`run`] applies it in chunks, each
+//! or shrink it. The background job of `run` applies it in chunks, each
 //! one transaction that changes the entities, marks their items and adds to
 //! the counts together, so the counts only grow and a restart resumes at
 //! the first unmarked item. Each entity goes through the same core
-//! operation as its single-entity route ([`crate::lifecycle::apply_task_op`],
-//! [`crate::workflows::apply_workflow_op`]) and gets its usual event with
+//! operation as its single-entity route (`crate::lifecycle::apply_task_op`,
+//! `crate::workflows::apply_workflow_op`) and gets its usual event with
 //! reason `bulk action <id>`; an entity the action does not apply to (a
 //! cancelled task to cancel) is `skipped`, one deleted meanwhile `failed`.
 

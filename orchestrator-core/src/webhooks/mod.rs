@@ -2,13 +2,13 @@
 //! delivery log, and the job that posts deliveries.
 //!
 //! How a delivery comes to be: the event write adds it in its own
-//! transaction ([`crate::webhook_outbox`]), so a rolled-back event has none
-//! and a committed one is never lost. The job of [`deliver`] then claims it
-//! with a lease, posts it signed as Standard Webhooks says ([`sign`]) and
+//! transaction (`crate::webhook_outbox`), so a rolled-back event has none
+//! and a committed one is never lost. The job of `deliver` then claims it
+//! with a lease, posts it signed as Standard Webhooks says (`sign`) and
 //! records the attempt; each attempt is a row of the log
 //! (`GET /webhooks/:id/deliveries`).
 //!
-//! Secrets are sealed with the deployment's key ([`fields::seal`]) and
+//! Secrets are sealed with the deployment's key (`fields::seal`) and
 //! shown only in the answers of a create and a rotation; events about a
 //! webhook carry its URL and filters, never a secret.
 

@@ -526,6 +526,14 @@ pub(crate) fn table() -> Vec<Route> {
             Admin,
             environments::support,
         ),
+        Route::scoped(M::GET, "/api/v1/fleet/workers", Admin, fleet::workers),
+        Route::scoped(
+            M::GET,
+            "/api/v1/fleet/live-containers",
+            Admin,
+            fleet::live_containers,
+        ),
+        Route::scoped(M::GET, "/api/v1/containers", Admin, fleet::containers),
         // Integrations: A2A, ACP, claim credentials, remote MCP
         Route::public(M::GET, "/.well-known/agent.json", a2a::card),
         Route::scoped(M::POST, "/api/v1/a2a/tasks", Agent, a2a::submit),

@@ -56,14 +56,6 @@ pub(super) fn routes() -> Vec<Route> {
             Admin,
             schedules::runs,
         ),
-        Route::scoped(M::GET, "/api/v1/fleet/workers", Admin, fleet::workers),
-        Route::scoped(
-            M::GET,
-            "/api/v1/fleet/live-containers",
-            Admin,
-            fleet::live_containers,
-        ),
-        Route::scoped(M::GET, "/api/v1/containers", Admin, fleet::containers),
         // Bulk actions (issue 32)
         Route::scoped(M::GET, "/api/v1/bulk-actions", Admin, bulk_actions::list),
         Route::scoped(M::POST, "/api/v1/bulk-actions", Admin, bulk_actions::create),
