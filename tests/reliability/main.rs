@@ -5,6 +5,7 @@
 mod claims;
 mod combined;
 mod deep;
+mod disk;
 mod fixtures;
 mod group_commit;
 mod hostile;

@@ -39,7 +39,7 @@
 //! database errors.
 
 use super::{Store, Tx};
-use crate::error::{Error, NotCommitted, Result};
+use crate::error::{DbFault, Error, NotCommitted, Result};
 use futures_util::future::BoxFuture;
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, HashSet};
@@ -305,11 +305,13 @@ async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
 /// written ([`NotCommitted`]: the server runs such a request again).
 fn fail<T>(replies: impl Iterator<Item = Reply<T>>, cause: &Error, at_commit: bool) {
     let unwritten = !at_commit || cause.nothing_committed();
+    let disk_full = cause.fault() == Some(DbFault::DiskFull);
     for reply in replies {
         let message = format!("a combined write failed ({cause}); retry");
-        let error = match unwritten {
-            true => Error::Unavailable(Box::new(NotCommitted(message))),
-            false => Error::Unavailable(message.into()),
+        let error = match (disk_full, unwritten) {
+            (true, _) => Error::StorageFull(message.into()),
+            (false, true) => Error::Unavailable(Box::new(NotCommitted(message))),
+            (false, false) => Error::Unavailable(message.into()),
         };
         let _ = reply.send(Err(error));
     }

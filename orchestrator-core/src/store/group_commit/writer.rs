@@ -3,7 +3,7 @@
 use super::batch::{Batch, Failed, Outcome, flush_deferred};
 use super::slot::{Slot, abort_batch, conn, roll_back, rollback_all, tell_failed};
 use super::{GroupCommit, Opener, Policy, ROLLBACK_TO, SAVEPOINT, Turn, WriterConn};
-use crate::error::{DbFault, Error, NotCommitted, Result, db_fault};
+use crate::error::{DbFault, Error, NotCommitted, Result, db_fault, text_fault};
 use crate::store::health::PROBE_TIMEOUT;
 use crate::store::{Buses, Topic};
 use std::sync::Arc;
@@ -281,12 +281,8 @@ impl Writer {
         loop {
             let current = done.borrow_and_update().clone();
             if let Some(outcome) = current {
-                return outcome.map_err(|failed| match failed.commit_sent {
-                    true => Error::Unavailable(
-                        format!("the database commit failed: {}", failed.message).into(),
-                    ),
-                    false => Error::Unavailable(Box::new(NotCommitted(failed.message.to_string()))),
-                });
+                return outcome
+                    .map_err(|failed| batch_failure(failed.commit_sent, &failed.message));
             }
             tokio::select! {
                 changed = done.changed() => {
@@ -350,5 +346,19 @@ impl Writer {
         if !guard.in_request {
             self.commit_batch(&mut guard).await;
         }
+    }
+}
+
+/// The error a request gets when its batch failed. A full disk says so
+/// (writes fail until space is freed, and retrying now would fail again);
+/// anything else is the database being unreachable, retried by the server
+/// when the commit was never sent.
+fn batch_failure(commit_sent: bool, message: &str) -> Error {
+    if text_fault(message) == Some(DbFault::DiskFull) {
+        return Error::StorageFull(format!("a write batch failed: {message}").into());
+    }
+    match commit_sent {
+        true => Error::Unavailable(format!("the database commit failed: {message}").into()),
+        false => Error::Unavailable(Box::new(NotCommitted(message.to_string()))),
     }
 }
