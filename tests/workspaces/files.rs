@@ -28,14 +28,6 @@ async fn stored_chunks(server: &TestServer) -> i64 {
     }
 }
 
-fn item(name: &str, bytes: &[u8]) -> FileUpload {
-    FileUpload {
-        file_name: name.to_owned(),
-        content_base64: STANDARD.encode(bytes),
-        ..Default::default()
-    }
-}
-
 #[tokio::test]
 async fn files_round_trip_byte_for_byte() {
     let server = TestServer::start().await;

@@ -26,6 +26,14 @@ fn workspace(name: &str) -> CreateWorkspace {
     }
 }
 
+fn item(name: &str, bytes: &[u8]) -> FileUpload {
+    FileUpload {
+        file_name: name.to_owned(),
+        content_base64: STANDARD.encode(bytes),
+        ..Default::default()
+    }
+}
+
 #[tokio::test]
 async fn create_list_get_patch() {
     let server = TestServer::start().await;
