@@ -72,6 +72,7 @@ impl GlobalOpts {
 /// `--page`, `--per-page`, `--all` and `--limit`, shared by every list command.
 #[derive(Debug, Clone, Copy, Args)]
 pub struct PageArgs {
+    /// The page to show, from 1.
     #[arg(long, default_value_t = 1)]
     pub page: u32,
     /// At most 100.
@@ -239,6 +240,56 @@ pub enum Command {
     Docs(crate::commands::docs::DocsCommand),
 }
 
+/// The command line as `orch` parses and prints it: [`with_examples`] and
+/// [`globals_once`].
+pub fn command() -> clap::Command {
+    globals_once(with_examples(<Cli as clap::CommandFactory>::command()))
+}
+
+/// The global options are listed once, under their own heading in `orch
+/// --help`, instead of in every subcommand's help, where they buried the
+/// command's own options. Each subcommand still parses them anywhere on the
+/// line: it gets hidden copies (clap's propagation of a global option skips
+/// a command that already has one of that id, and the hidden copy is global
+/// too, so it reaches the commands below); its help ends with a pointer.
+pub fn globals_once(root: clap::Command) -> clap::Command {
+    fn visit(mut command: clap::Command, globals: &[clap::Arg]) -> clap::Command {
+        for global in globals {
+            command = command.arg(global.clone().hide(true));
+        }
+        let names: Vec<String> = command
+            .get_subcommands()
+            .map(|s| s.get_name().to_owned())
+            .collect();
+        for name in names {
+            command = command.mut_subcommand(&name, |sub| visit(sub, globals));
+        }
+        command.help_template(
+            "{before-help}{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}\n\n\
+             Global options (--url, --api-key, --profile, -o, --json, --field, -y): see `orch --help`.",
+        )
+    }
+    let globals: Vec<clap::Arg> = root
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .cloned()
+        .collect();
+    let mut root = root;
+    for global in &globals {
+        root = root.mut_arg(global.get_id().clone(), |a| {
+            a.help_heading("Global options")
+        });
+    }
+    let names: Vec<String> = root
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for name in names {
+        root = root.mut_subcommand(&name, |sub| visit(sub, &globals));
+    }
+    root
+}
+
 /// The command line with an example in every command's help: commands
 /// that give none get one built from their required arguments.
 pub fn with_examples(command: clap::Command) -> clap::Command {
@@ -284,6 +335,8 @@ pub fn with_examples(command: clap::Command) -> clap::Command {
                 .map_or_else(|| arg.get_id().as_str().to_uppercase(), |n| n.to_string());
             match arg.get_long() {
                 Some(long) => example.push_str(&format!(" --{long} <{value}>")),
+                // A trailing command (`last`) is only taken after `--`.
+                None if arg.is_last_set() => example.push_str(&format!(" -- <{value}>...")),
                 None => example.push_str(&format!(" <{value}>")),
             }
         }

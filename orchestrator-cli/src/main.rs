@@ -11,7 +11,7 @@ mod commands;
 mod config;
 mod output;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 use std::process::ExitCode;
 
 /// mimalloc instead of the system allocator. A profile of `orch serve`
@@ -28,7 +28,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[tokio::main]
 async fn main() -> ExitCode {
     quiet_on_closed_pipe();
-    let matches = cli::with_examples(cli::Cli::command()).get_matches();
+    let matches = cli::command().get_matches();
     let cli = match cli::Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(e) => e.exit(),

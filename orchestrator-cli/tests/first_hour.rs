@@ -413,7 +413,7 @@ async fn playbooks_and_workspaces_are_found_by_slug_name_or_id_prefix() {
     assert_eq!(out.status.code(), Some(4));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(
-        said.contains("no playbook has the id, id prefix, slug or name `nope`"),
+        said.contains("no playbook has the id, id prefix, short id, slug or name `nope`"),
         "{said}"
     );
 }

@@ -5,8 +5,8 @@ use crate::error::Result;
 use crate::paging;
 use futures_util::stream::BoxStream;
 use orchestrator_core::api::{
-    Agent, HeartbeatAck, Page, PageRequest, RegisterAgent, RegisterWorker, RegisteredWorker, Task,
-    Worker, WorkerHeartbeat, WorkerHeartbeatAck, WorkerNext,
+    Agent, DeletedWorker, HeartbeatAck, Page, PageRequest, RegisterAgent, RegisterWorker,
+    RegisteredWorker, Task, Worker, WorkerHeartbeat, WorkerHeartbeatAck, WorkerNext,
 };
 use uuid::Uuid;
 
@@ -116,6 +116,17 @@ impl Workers<'_> {
             .data(
                 self.client
                     .request(M::GET, &format!("/api/v1/workers/{id}")),
+            )
+            .await
+    }
+
+    /// `DELETE /workers/:id` (admin): deregisters an offline worker,
+    /// revokes its keys and its agents' keys; 409 while it is online.
+    pub async fn delete(&self, id: Uuid) -> Result<DeletedWorker> {
+        self.client
+            .data(
+                self.client
+                    .request(M::DELETE, &format!("/api/v1/workers/{id}")),
             )
             .await
     }

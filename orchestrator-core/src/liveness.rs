@@ -123,7 +123,7 @@ impl ControlPlane {
 
     /// Releases (agent lost) or times out one held task; `false` when it
     /// changed in the meantime.
-    async fn release(
+    pub(crate) async fn release(
         &self,
         tenant_id: Uuid,
         task_id: Uuid,

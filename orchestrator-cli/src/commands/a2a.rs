@@ -1,7 +1,7 @@
 //! `orch a2a card|submit|get|watch`: A2A task ingress.
 
 use crate::cli::GlobalOpts;
-use crate::commands::tasks::{IdArg, json_arg};
+use crate::commands::tasks::json_arg;
 use crate::config;
 use crate::output::{self, fields, opt};
 use clap::{Args, Subcommand};
@@ -23,22 +23,28 @@ pub enum A2aCommand {
 
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
+    /// The task's title.
     #[arg(long)]
     pub title: String,
     /// The caller's own task id (kept as protocol-ingress metadata).
     #[arg(long = "external-id")]
     pub external_id: Option<String>,
+    /// What to do, for the agent that claims it.
     #[arg(long)]
     pub description: Option<String>,
+    /// The task type: analysis, code, assessment, test, docs, orchestration or custom.
     #[arg(long = "type")]
     pub task_type: Option<String>,
     /// Any word; values the platform does not know become normal.
     #[arg(long)]
     pub priority: Option<String>,
+    /// Only an agent with the routing tag `role:<ROLE>` claims it.
     #[arg(long)]
     pub role: Option<String>,
+    /// The workflow the task joins (id).
     #[arg(long)]
     pub workflow: Option<Uuid>,
+    /// The workspace the task belongs to (id).
     #[arg(long)]
     pub workspace: Option<Uuid>,
     /// The task input as JSON.
@@ -47,12 +53,21 @@ pub struct SubmitArgs {
     /// Extra protocol-ingress metadata as a JSON object.
     #[arg(long)]
     pub metadata: Option<String>,
+    /// Makes the call replay-safe: the same id again answers the first task instead of
+    /// submitting a second.
     #[arg(long)]
     pub request_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
+pub struct IdArg {
+    /// The task's id.
+    pub id: Uuid,
+}
+
+#[derive(Debug, Args)]
 pub struct WatchArgs {
+    /// The task's id.
     pub id: Uuid,
     /// Resume after this event id.
     #[arg(long)]

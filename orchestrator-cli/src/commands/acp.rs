@@ -1,7 +1,6 @@
 //! `orch acp sessions|claim`: ACP sessions and the claim that opens one.
 
 use crate::cli::{GlobalOpts, PageArgs};
-use crate::commands::tasks::IdArg;
 use crate::config;
 use crate::output::{self, fields, opt, table};
 use clap::{Args, Subcommand, ValueEnum};
@@ -69,8 +68,10 @@ impl From<ModeArg> for AcpMode {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
+    /// Only sessions of this agent (id).
     #[arg(long)]
     pub agent: Option<Uuid>,
+    /// Only sessions of this workflow (id).
     #[arg(long)]
     pub workflow: Option<Uuid>,
     #[command(flatten)]
@@ -79,20 +80,26 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct SessionArgs {
+    /// How the agent talks ACP to its runtime.
     #[arg(long, value_enum, default_value = "stdio")]
     pub transport: TransportArg,
+    /// `run` (one task, then the session ends) or `session` (kept for further prompts).
     #[arg(long, value_enum, default_value = "run")]
     pub mode: ModeArg,
+    /// The working directory the session runs in, on the worker's host.
     #[arg(long)]
     pub workspace_path: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
+    /// The agent that holds the session (id).
     #[arg(long)]
     pub agent: Uuid,
+    /// The worker the agent runs on (id).
     #[arg(long)]
     pub worker: Option<Uuid>,
+    /// The workflow the session works for (id).
     #[arg(long)]
     pub workflow: Option<Uuid>,
     #[command(flatten)]
@@ -100,21 +107,32 @@ pub struct CreateArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct HeartbeatArgs {
+pub struct IdArg {
+    /// The session's id.
     pub id: Uuid,
+}
+
+#[derive(Debug, Args)]
+pub struct HeartbeatArgs {
+    /// The session's id.
+    pub id: Uuid,
+    /// Report the session idle (waiting for a prompt) instead of busy.
     #[arg(long)]
     pub idle: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct ClaimArgs {
+    /// The agent that claims (id).
     #[arg(long)]
     pub agent: Uuid,
+    /// The worker the agent runs on (id).
     #[arg(long)]
     pub worker: Option<Uuid>,
     /// Extra routing tags (default: acp).
     #[arg(long = "tag")]
     pub tags: Vec<String>,
+    /// Answer the task with its execution packet.
     #[arg(long)]
     pub include_context: bool,
     #[command(flatten)]

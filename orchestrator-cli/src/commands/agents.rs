@@ -24,11 +24,13 @@ pub enum AgentsCommand {
 
 #[derive(Debug, Args)]
 pub struct IdArg {
+    /// The agent's or worker's id.
     pub id: Uuid,
 }
 
 #[derive(Debug, Args)]
 pub struct RegisterArgs {
+    /// The agent's name, as operators see it.
     #[arg(long)]
     pub name: String,
     /// A routing tag (repeatable), e.g. `role:dev`.
@@ -37,6 +39,8 @@ pub struct RegisterArgs {
     /// specialist, orchestrator or hybrid.
     #[arg(long, default_value = "specialist")]
     pub execution_mode: String,
+    /// Seconds between the heartbeats the agent promises (5 to 3600, default 60); silent for
+    /// twice that, it is marked inactive.
     #[arg(long)]
     pub heartbeat_interval_seconds: Option<i64>,
     /// Issue an agent key bound to the new agent (printed once).
@@ -127,6 +131,10 @@ pub enum WorkersCommand {
     List(PageArgs),
     /// Show one worker.
     Get(IdArg),
+    /// Deregister an offline worker: revoke its key and its agents' keys
+    /// and retire its agents (admin; refused while it is online).
+    #[command(after_help = "Example:\n  orch workers delete 2e4f… --yes")]
+    Delete(IdArg),
     /// Open the worker channel (with a worker key): print every message as a
     /// JSON line and acknowledge assignments and signals.
     Connect(WorkerConnectArgs),
@@ -143,7 +151,9 @@ pub enum WorkersCommand {
 
 #[derive(Debug, Args)]
 pub struct WorkerHeartbeatArgs {
+    /// The worker's id.
     pub id: Uuid,
+    /// online (the default), busy, idle or draining.
     #[arg(long)]
     pub status: Option<String>,
     /// The task the worker runs now.
@@ -156,6 +166,7 @@ pub struct WorkerHeartbeatArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkerNextArgs {
+    /// The worker's id.
     pub id: Uuid,
     /// Which of the worker's agents takes it.
     #[arg(long)]
@@ -185,6 +196,7 @@ pub struct WorkerConnectArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkerSignalArgs {
+    /// The worker's id.
     pub id: Uuid,
     /// Ask the worker to drain (finish held tasks, take no new ones).
     #[arg(
@@ -200,13 +212,17 @@ pub struct WorkerSignalArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkerRegisterArgs {
+    /// The worker's name, as operators see it.
     #[arg(long)]
     pub name: String,
+    /// A routing tag of the worker, inherited by its agents (repeatable), e.g. `role:dev`.
     #[arg(long = "tag")]
     pub tags: Vec<String>,
     /// An agent to create, as `name` or `name:mode` (repeatable).
     #[arg(long = "agent")]
     pub agents: Vec<String>,
+    /// Seconds between the heartbeats the worker promises (5 to 3600, default 30); silent for
+    /// twice that, it is marked offline.
     #[arg(long)]
     pub heartbeat_interval_seconds: Option<i64>,
 }
@@ -310,6 +326,20 @@ pub async fn run_workers(global: &GlobalOpts, command: WorkersCommand) -> anyhow
                 }),
                 None => eprintln!("nothing to run"),
             }
+        }
+        WorkersCommand::Delete(args) => {
+            output::confirm(
+                global.yes,
+                &format!("deregister worker {} and revoke its keys", args.id),
+            )?;
+            let deleted = client.workers().delete(args.id).await?;
+            output::emit(global.format(), &deleted, || {
+                fields(&[
+                    ("id", deleted.id.to_string()),
+                    ("deleted", deleted.deleted.to_string()),
+                    ("keys_revoked", deleted.keys_revoked.to_string()),
+                ])
+            });
         }
         WorkersCommand::Get(args) => {
             let w = client.workers().get(args.id).await?;

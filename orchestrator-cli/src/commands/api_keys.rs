@@ -22,6 +22,7 @@ pub struct CreateArgs {
     /// agent, worker, admin or service.
     #[arg(long)]
     pub scope: Scope,
+    /// A name to tell the key apart in `api-keys list` (default: the scope).
     #[arg(long)]
     pub name: Option<String>,
     /// RFC 3339 time after which the key stops working.
@@ -34,6 +35,7 @@ pub struct CreateArgs {
 
 #[derive(Debug, Args)]
 pub struct RevokeArgs {
+    /// The key's id (as `api-keys list` shows it).
     pub id: Uuid,
 }
 

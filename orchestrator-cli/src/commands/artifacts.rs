@@ -126,14 +126,19 @@ pub struct WorkspaceListArgs {
     /// Case-insensitive part of the file name, key or description.
     #[arg(long)]
     pub q: Option<String>,
+    /// Only artifacts of this workflow (id).
     #[arg(long)]
     pub workflow_id: Option<Uuid>,
+    /// Only artifacts of this work item (id).
     #[arg(long)]
     pub work_item_id: Option<Uuid>,
+    /// Only artifacts of this task (id).
     #[arg(long)]
     pub task_id: Option<Uuid>,
+    /// Only artifacts produced in this stage.
     #[arg(long)]
     pub stage_name: Option<String>,
+    /// Only artifacts produced by tasks of this role.
     #[arg(long)]
     pub role: Option<String>,
     /// Exact type, or a prefix such as `image/*`.

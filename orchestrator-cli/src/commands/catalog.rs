@@ -29,16 +29,20 @@ pub enum CatalogCommand {
 
 #[derive(Debug, Args)]
 pub struct IdArgs {
+    /// The catalog playbook's id (as `catalog list` shows it).
     pub id: String,
 }
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
+    /// The catalog playbook's id (as `catalog list` shows it).
     pub id: String,
     /// Override the matching local record: `playbook:ID`, `specialist:ID`
     /// or `skill:ID` (repeatable). Everything else is created new.
     #[arg(long = "override", value_name = "TYPE:ID")]
     pub overrides: Vec<String>,
+    /// Makes the call replay-safe: the same id again answers the first import instead of
+    /// importing twice.
     #[arg(long)]
     pub request_id: Option<String>,
 }

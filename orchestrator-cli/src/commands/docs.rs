@@ -5,8 +5,7 @@
 //! `orchestrator-cli/tests/cli_docs.rs` fails when the committed page differs
 //! from what this prints, and rewrites it with `ORCH_UPDATE_CLI_DOCS=1`.
 
-use crate::cli::{Cli, with_examples};
-use clap::{Arg, CommandFactory, Subcommand};
+use clap::{Arg, Subcommand};
 use std::fmt::Write;
 
 #[derive(Debug, Subcommand)]
@@ -19,7 +18,7 @@ pub enum DocsCommand {
 
 pub fn run(command: DocsCommand) -> anyhow::Result<()> {
     match command {
-        DocsCommand::Cli => print!("{}", markdown(with_examples(Cli::command()))),
+        DocsCommand::Cli => print!("{}", markdown(crate::cli::command())),
     }
     Ok(())
 }

@@ -37,6 +37,7 @@ pub enum EnvsCommand {
 
 #[derive(Debug, Args)]
 pub struct IdArgs {
+    /// The environment's id.
     pub id: Uuid,
 }
 
@@ -57,10 +58,13 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
+    /// The environment's name (workers and tasks may name it instead of its id).
     #[arg(long)]
     pub name: String,
+    /// The container image tasks run in, e.g. `python:3.12-slim`.
     #[arg(long)]
     pub image: String,
+    /// What the environment is for.
     #[arg(long)]
     pub description: Option<String>,
     /// CPUs (1, 0.5).
@@ -78,28 +82,38 @@ pub struct CreateArgs {
     /// A host or URL that must be reachable (repeatable).
     #[arg(long = "domain")]
     pub domains: Vec<String>,
+    /// Notes for operators (why it exists, who looks after it).
     #[arg(long)]
     pub notes: Option<String>,
+    /// Makes the call replay-safe: the same id again answers the first environment instead of
+    /// creating a second.
     #[arg(long)]
     pub request_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
+    /// The environment's id.
     pub id: Uuid,
+    /// A new name.
     #[arg(long)]
     pub name: Option<String>,
+    /// A new container image (the environment must be verified again).
     #[arg(long)]
     pub image: Option<String>,
+    /// A new description.
     #[arg(long)]
     pub description: Option<String>,
+    /// CPUs (1, 0.5).
     #[arg(long)]
     pub cpu: Option<String>,
+    /// Memory (512m, 2g, 2Gi).
     #[arg(long)]
     pub memory: Option<String>,
     /// if-not-present, always or never.
     #[arg(long)]
     pub pull_policy: Option<PullPolicy>,
+    /// New notes for operators.
     #[arg(long)]
     pub notes: Option<String>,
 }
@@ -108,16 +122,20 @@ pub struct UpdateArgs {
 pub struct FromCatalogArgs {
     /// The catalog key (debian-shell, python, node, rust, ...).
     pub key: String,
+    /// The catalog entry's version (default: the newest).
     #[arg(long = "version")]
     pub catalog_version: Option<i64>,
+    /// The new environment's name (default: the catalog entry's).
     #[arg(long)]
     pub name: Option<String>,
+    /// The new environment's description (default: the catalog entry's).
     #[arg(long)]
     pub description: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct SupportArgs {
+    /// The environment's id.
     pub id: Uuid,
     /// approved, blocked or none (the full path keeps clap from reading
     /// the argument as optional).

@@ -21,12 +21,16 @@ pub struct EventFilterArgs {
     /// Event type, e.g. task.state_changed.
     #[arg(long = "type")]
     pub event_type: Option<String>,
+    /// Only events about this kind of entity: task, workflow, work_item, worker, agent, ...
     #[arg(long)]
     pub entity_type: Option<String>,
+    /// Only events about this entity (id).
     #[arg(long)]
     pub entity_id: Option<Uuid>,
+    /// Only events of this workflow (id).
     #[arg(long = "workflow")]
     pub workflow_id: Option<Uuid>,
+    /// Only events of this workspace (id).
     #[arg(long = "workspace")]
     pub workspace_id: Option<Uuid>,
     /// Only events after this id.

@@ -22,11 +22,13 @@ pub struct ContainersArgs {
     /// Only containers of online workers reported within 2 heartbeat intervals.
     #[arg(long)]
     pub live: bool,
+    /// Only containers of this worker (id).
     #[arg(long)]
     pub worker_id: Option<Uuid>,
     /// created, running, paused, restarting, exited or dead.
     #[arg(long)]
     pub state: Option<ContainerState>,
+    /// Only the container running this task (id).
     #[arg(long)]
     pub task_id: Option<Uuid>,
     #[command(flatten)]

@@ -61,16 +61,22 @@ pub struct IngestArgs {
 /// The filters every log command takes.
 #[derive(Debug, Clone, Default, Args)]
 pub struct FilterArgs {
+    /// Only rows of this workflow (id).
     #[arg(long = "workflow")]
     pub workflow_id: Option<Uuid>,
+    /// Only rows of this workspace (id).
     #[arg(long = "workspace")]
     pub workspace_id: Option<Uuid>,
+    /// Only rows of this task (id).
     #[arg(long = "task")]
     pub task_id: Option<Uuid>,
+    /// Only rows of this work item (id).
     #[arg(long = "work-item")]
     pub work_item_id: Option<Uuid>,
+    /// Only rows of this workflow activation (id).
     #[arg(long = "activation")]
     pub activation_id: Option<Uuid>,
+    /// Only rows of this stage.
     #[arg(long = "stage")]
     pub stage_name: Option<String>,
     /// debug, info, warn or error.
@@ -82,13 +88,16 @@ pub struct FilterArgs {
     /// runtime, platform or task_container.
     #[arg(long)]
     pub source: Option<LogSource>,
+    /// Only rows of this operation, e.g. `task.fail` or `llm.chat`.
     #[arg(long)]
     pub operation: Option<String>,
     /// started, completed or failed.
     #[arg(long)]
     pub status: Option<LogStatus>,
+    /// Only rows of tasks of this role.
     #[arg(long)]
     pub role: Option<String>,
+    /// Only rows of this trace (id).
     #[arg(long = "trace")]
     pub trace_id: Option<Uuid>,
     /// RFC 3339 time or a duration back from now: 30s, 10m, 2h, 1d.
@@ -154,6 +163,7 @@ pub struct QueryArgs {
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
+    /// The log row's id (as `logs tail -o json` shows it).
     pub id: String,
 }
 

@@ -43,6 +43,7 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct IdArgs {
+    /// The remote MCP server's id.
     pub id: Uuid,
 }
 
@@ -57,7 +58,9 @@ pub struct FileArgs {
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
+    /// The remote MCP server's id.
     pub id: Uuid,
+    /// A YAML or JSON file with the fields to change (as for `mcp create`).
     #[arg(short = 'f', long = "file")]
     pub file: PathBuf,
 }

@@ -44,6 +44,7 @@ pub enum SchedulesCommand {
 
 #[derive(Debug, Args)]
 pub struct IdArgs {
+    /// The schedule's id.
     pub id: Uuid,
 }
 
@@ -64,16 +65,21 @@ pub struct SpecArgs {
     /// skip, latest or all.
     #[arg(long)]
     pub catchup: Option<CatchupPolicy>,
+    /// How far back missed fires are caught up after downtime, in seconds.
     #[arg(long)]
     pub catchup_window_seconds: Option<i64>,
+    /// Delay each fire by a random 0 to N seconds, so schedules set for the same minute do not
+    /// all fire at once.
     #[arg(long)]
     pub jitter_seconds: Option<i64>,
 }
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
+    /// The schedule's name.
     #[arg(long)]
     pub name: String,
+    /// What the schedule is for.
     #[arg(long)]
     pub description: Option<String>,
     #[command(flatten)]
@@ -81,6 +87,7 @@ pub struct CreateArgs {
     /// The playbook to launch (with --workspace).
     #[arg(long, requires = "workspace", conflicts_with = "task_file")]
     pub playbook: Option<Uuid>,
+    /// The workspace the launched workflows run in (id, with --playbook).
     #[arg(long, requires = "playbook")]
     pub workspace: Option<Uuid>,
     /// A YAML or JSON file with the task to create (the POST /tasks body).
@@ -89,15 +96,20 @@ pub struct CreateArgs {
     /// Create the schedule paused.
     #[arg(long)]
     pub paused: bool,
+    /// Makes the call replay-safe: the same id again answers the first schedule instead of
+    /// creating a second.
     #[arg(long)]
     pub request_id: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
+    /// The schedule's id.
     pub id: Uuid,
+    /// A new name.
     #[arg(long)]
     pub name: Option<String>,
+    /// A new description.
     #[arg(long)]
     pub description: Option<String>,
     #[command(flatten)]
@@ -118,6 +130,7 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct TriggerArgs {
+    /// The schedule's id.
     pub id: Uuid,
     /// Fire even while a previous run is running.
     #[arg(long)]
@@ -126,6 +139,7 @@ pub struct TriggerArgs {
 
 #[derive(Debug, Args)]
 pub struct BackfillArgs {
+    /// The schedule's id.
     pub id: Uuid,
     /// The range's start (RFC 3339), included.
     #[arg(long)]
@@ -137,6 +151,7 @@ pub struct BackfillArgs {
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {
+    /// The schedule's id.
     pub id: Uuid,
     #[command(flatten)]
     pub page: PageArgs,

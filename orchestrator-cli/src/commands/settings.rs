@@ -23,10 +23,13 @@ pub enum LlmCommand {
 
 #[derive(Debug, Args)]
 pub struct SetArgs {
+    /// The LLM provider: `openai`, `anthropic` or any OpenAI-compatible service.
     #[arg(long)]
     pub provider: Option<String>,
+    /// The model agents use by default, e.g. `gpt-4o`.
     #[arg(long)]
     pub model: Option<String>,
+    /// The provider's API base URL (for a self-hosted or compatible service).
     #[arg(long)]
     pub base_url: Option<String>,
     /// The provider's API key (better from the environment than on the

@@ -61,7 +61,9 @@ fn parse_time(text: &str) -> anyhow::Result<Timestamp> {
 /// `orch tasks reschedule`.
 #[derive(Debug, Args)]
 pub struct RescheduleArgs {
-    pub id: Uuid,
+    /// The task: its id, a unique id prefix or its short id (the last 8 hex
+    /// digits, as listings show).
+    pub id: String,
     /// The new time (RFC 3339).
     #[arg(long, conflicts_with = "delay", required_unless_present = "delay")]
     pub run_at: Option<String>,
@@ -73,7 +75,9 @@ pub struct RescheduleArgs {
 /// `orch tasks heartbeat`.
 #[derive(Debug, Args)]
 pub struct HeartbeatArgs {
-    pub id: Uuid,
+    /// The task: its id, a unique id prefix or its short id (the last 8 hex
+    /// digits, as listings show).
+    pub id: String,
     /// The attempt the holder works on (fencing).
     #[arg(long)]
     pub attempt: Option<i64>,
@@ -88,6 +92,7 @@ pub struct HeartbeatArgs {
 /// `POST /tasks/:id/reschedule`.
 pub async fn reschedule(
     tasks: &orchestrator_client::Tasks<'_>,
+    id: Uuid,
     args: RescheduleArgs,
 ) -> anyhow::Result<Task> {
     let request = RescheduleTask {
@@ -95,13 +100,14 @@ pub async fn reschedule(
         delay_seconds: args.delay,
         request_id: None,
     };
-    Ok(tasks.reschedule(args.id, &request).await?)
+    Ok(tasks.reschedule(id, &request).await?)
 }
 
 /// `POST /tasks/:id/heartbeat`, printed.
 pub async fn heartbeat(
     global: &GlobalOpts,
     tasks: &orchestrator_client::Tasks<'_>,
+    id: Uuid,
     args: HeartbeatArgs,
 ) -> anyhow::Result<()> {
     let progress = match args.progress {
@@ -116,7 +122,7 @@ pub async fn heartbeat(
         progress,
         agent_id: args.agent,
     };
-    let ack = tasks.heartbeat(args.id, &request).await?;
+    let ack = tasks.heartbeat(id, &request).await?;
     output::emit(global.format(), &ack, || {
         fields(&[
             ("ack", ack.ack.to_string()),

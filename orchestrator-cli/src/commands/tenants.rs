@@ -16,10 +16,14 @@ pub enum TenantsCommand {
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
+    /// The tenant's name.
     #[arg(long)]
     pub name: String,
+    /// The tenant's short unique name (default: made from the name).
     #[arg(long)]
     pub slug: Option<String>,
+    /// Makes the call replay-safe: the same id again answers the first tenant instead of
+    /// creating a second.
     #[arg(long)]
     pub request_id: Option<String>,
 }

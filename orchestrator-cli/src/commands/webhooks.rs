@@ -49,6 +49,7 @@ pub struct CreateArgs {
     /// Only events of this workspace.
     #[arg(long)]
     pub workspace: Option<Uuid>,
+    /// What the webhook is for.
     #[arg(long)]
     pub description: Option<String>,
     /// Create it disabled.
@@ -64,11 +65,13 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct IdArgs {
+    /// The webhook's id.
     pub id: Uuid,
 }
 
 #[derive(Debug, Args)]
 pub struct UpdateArgs {
+    /// The webhook's id.
     pub id: Uuid,
     /// A new URL to post to (`--url` is the server's own).
     #[arg(long = "endpoint", id = "webhook_url", value_name = "URL")]
@@ -76,21 +79,26 @@ pub struct UpdateArgs {
     /// Replaces the event types; repeat it.
     #[arg(long = "event")]
     pub events: Vec<String>,
+    /// Only events of this workspace (id) from now on.
     #[arg(long, conflicts_with = "all_workspaces")]
     pub workspace: Option<Uuid>,
     /// Events of every workspace again.
     #[arg(long)]
     pub all_workspaces: bool,
+    /// A new description.
     #[arg(long)]
     pub description: Option<String>,
+    /// Deliver events again.
     #[arg(long, conflicts_with = "disable")]
     pub enable: bool,
+    /// Stop delivering events (they are not queued meanwhile).
     #[arg(long)]
     pub disable: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct DeliveriesArgs {
+    /// The webhook's id.
     pub id: Uuid,
     /// Only attempts in this status: pending, delivered, failed.
     #[arg(long)]
@@ -101,7 +109,9 @@ pub struct DeliveriesArgs {
 
 #[derive(Debug, Args)]
 pub struct RedeliverArgs {
+    /// The webhook's id.
     pub id: Uuid,
+    /// The delivery to send again (as `webhooks deliveries` lists it).
     pub delivery_id: Uuid,
 }
 

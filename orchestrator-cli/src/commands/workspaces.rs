@@ -64,19 +64,27 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct CreateArgs {
+    /// The workspace's name.
     #[arg(long)]
     pub name: String,
+    /// Its short unique name (default: made from the name); commands accept it instead of the
+    /// id.
     #[arg(long)]
     pub slug: Option<String>,
+    /// What the workspace holds.
     #[arg(long)]
     pub description: Option<String>,
+    /// The git repository agents work on (https URL).
     #[arg(long)]
     pub repository_url: Option<String>,
+    /// The branch work starts from (default: main).
     #[arg(long)]
     pub default_branch: Option<String>,
     /// Settings as a JSON object.
     #[arg(long)]
     pub settings: Option<String>,
+    /// Makes the call replay-safe: the same id again answers the first workspace instead of
+    /// creating a second.
     #[arg(long)]
     pub request_id: Option<String>,
 }
@@ -85,20 +93,25 @@ pub struct CreateArgs {
 pub struct UpdateArgs {
     /// The workspace: its id, a unique id prefix, its slug or its name.
     pub id: String,
+    /// A new name.
     #[arg(long)]
     pub name: Option<String>,
+    /// A new slug.
     #[arg(long)]
     pub slug: Option<String>,
+    /// A new description.
     #[arg(long)]
     pub description: Option<String>,
     /// An empty value clears it.
     #[arg(long)]
     pub repository_url: Option<String>,
+    /// A new default branch.
     #[arg(long)]
     pub default_branch: Option<String>,
     /// Settings as a JSON object.
     #[arg(long)]
     pub settings: Option<String>,
+    /// false archives the workspace (no new workflows); true brings it back.
     #[arg(long)]
     pub active: Option<bool>,
 }
@@ -107,12 +120,20 @@ pub struct UpdateArgs {
 pub enum MemoryCommand {
     /// Set KEY to VALUE (JSON when it parses as JSON, else a string).
     Set {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
         id: String,
+        /// The memory key.
         key: String,
+        /// The value: JSON when it parses as JSON, else a string.
         value: String,
     },
     /// Remove KEY.
-    Delete { id: String, key: String },
+    Delete {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
+        id: String,
+        /// The memory key to remove.
+        key: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -120,14 +141,18 @@ pub enum SpecCommand {
     /// Print the spec (the latest, or --version N).
     #[command(disable_version_flag = true)]
     Get {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
         id: String,
+        /// This version instead of the latest.
         #[arg(long)]
         version: Option<i32>,
     },
     /// Store a new spec version from a YAML or JSON file
     /// (resources, documents, tools, config, instructions).
     Put {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
         id: String,
+        /// The YAML or JSON file holding the spec.
         #[arg(short = 'f', long = "file")]
         file: PathBuf,
     },
@@ -137,13 +162,16 @@ pub enum SpecCommand {
 pub enum FilesCommand {
     /// List a workspace's files.
     List {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
         id: String,
         #[command(flatten)]
         page: PageArgs,
     },
     /// Upload files (one request for up to 10).
     Upload {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
         id: String,
+        /// The files to upload (up to 10 MiB each, 16 MiB in all).
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// Content type for every file (guessed from each name otherwise).
@@ -153,19 +181,30 @@ pub enum FilesCommand {
     /// Save a file's bytes to PATH (`-O`/`--out`: `-o` is the global
     /// output format).
     Download {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
         id: String,
+        /// The file's id (as `files list` shows it).
         file_id: Uuid,
+        /// Where to write the bytes.
         #[arg(short = 'O', long = "out")]
         out: PathBuf,
     },
     /// Delete a file and its bytes.
-    Delete { id: String, file_id: Uuid },
+    Delete {
+        /// The workspace: its id, a unique id prefix, its slug or its name.
+        id: String,
+        /// The file's id (as `files list` shows it).
+        file_id: Uuid,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TokenMode {
+    /// Keep the stored token.
     Preserve,
+    /// Use --token instead.
     Replace,
+    /// Check without a token.
     Clear,
 }
 
@@ -173,10 +212,13 @@ pub enum TokenMode {
 pub struct VerifyArgs {
     /// The workspace: its id, a unique id prefix, its slug or its name.
     pub id: String,
+    /// The repository to check access to (https URL).
     #[arg(long)]
     pub repository_url: String,
+    /// The branch that must exist (default: the workspace's).
     #[arg(long)]
     pub default_branch: Option<String>,
+    /// What to do with the stored git token.
     #[arg(long, value_enum, default_value_t = TokenMode::Preserve)]
     pub token_mode: TokenMode,
     /// The token for `--token-mode replace` (prefer the environment variable).

@@ -171,6 +171,17 @@ pub struct RegisterWorker {
     pub agents: Option<Vec<WorkerAgentSpec>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// Beyond the contract: when true and the tenant has an offline worker
+    /// of this name, that worker is taken over instead of registering
+    /// another (a worker process that restarts keeps its identity): its
+    /// keys and its agents' keys are revoked and fresh ones issued, its
+    /// agents are reused in order for `agents` (extra ones created, surplus
+    /// ones retired), and tasks its agents still held from the previous
+    /// run are released as if their agent was lost. Without an offline
+    /// worker of the name (or when it is online), a new worker is
+    /// registered as usual.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_over_offline: Option<bool>,
 }
 
 /// One agent created with a worker, with its key.
@@ -195,6 +206,21 @@ pub struct RegisteredWorker {
     /// else the path.
     pub websocket_url: String,
     pub heartbeat_interval_seconds: i64,
+    /// True when an offline worker of the name was taken over (see
+    /// [`RegisterWorker::take_over_offline`]) rather than a new one made.
+    #[serde(default)]
+    pub taken_over: bool,
+}
+
+/// `DELETE /workers/:id` (beyond the contract): the worker is gone, its
+/// keys and its agents' keys are revoked and its agents retired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct DeletedWorker {
+    pub id: Uuid,
+    pub deleted: bool,
+    /// Keys revoked by the deletion (the worker's and its agents').
+    pub keys_revoked: u64,
 }
 
 /// A worker record. `status` is `online` or `offline`.

@@ -14,6 +14,7 @@ pub(super) fn docs() -> Vec<Doc> {
         op(M::POST, "/api/v1/workers/register", "Register a worker", created::<RegisteredWorker>()).body::<RegisterWorker>(),
         op(M::GET, "/api/v1/workers", "List workers", page::<Worker>()).paged(),
         op(M::GET, "/api/v1/workers/{id}", "Get a worker", ok::<Worker>()),
+        op(M::DELETE, "/api/v1/workers/{id}", "Deregister an offline worker and revoke its keys", ok::<DeletedWorker>()),
         op(M::POST, "/api/v1/workers/{id}/heartbeat", "Worker heartbeat", ok::<WorkerHeartbeatAck>()).body::<WorkerHeartbeat>(),
         op(M::POST, "/api/v1/workers/{id}/next", "Claim the worker's next task", ok::<Task>()).body::<WorkerNext>().or_no_content(),
         op(M::POST, "/api/v1/workers/{id}/signal", "Send a signal to a connected worker", ok::<SignalSent>()).body::<SignalWorker>(),

@@ -78,3 +78,12 @@ pub(crate) async fn get_worker(app: Arc<App>, req: Req) -> Result<Reply, ApiErro
     let worker = app.core.get_worker(req.caller()?, req.uuid("id")?).await?;
     Ok(req.ok(&worker))
 }
+
+/// `DELETE /workers/:id` (admin, beyond the contract).
+pub(crate) async fn delete_worker(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let deleted = app
+        .core
+        .delete_worker(req.caller()?, req.uuid("id")?)
+        .await?;
+    Ok(req.ok(&deleted))
+}

@@ -84,6 +84,12 @@ pub(crate) fn table() -> Vec<Route> {
         Route::scoped(M::GET, "/api/v1/workers", Agent, agents::list_workers),
         Route::scoped(M::GET, "/api/v1/workers/{id}", Agent, agents::get_worker),
         Route::scoped(
+            M::DELETE,
+            "/api/v1/workers/{id}",
+            Admin,
+            agents::delete_worker,
+        ),
+        Route::scoped(
             M::POST,
             "/api/v1/workers/{id}/heartbeat",
             Worker,

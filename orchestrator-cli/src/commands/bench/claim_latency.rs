@@ -35,6 +35,7 @@ pub struct ClaimLatencyArgs {
     /// Tasks for the calibration phase (closed loop, `--calibrate-agents` agents).
     #[arg(long, default_value_t = 4_000)]
     pub calibrate_tasks: usize,
+    /// Agents in the calibration phase's closed loop.
     #[arg(long, default_value_t = 32)]
     pub calibrate_agents: usize,
 }

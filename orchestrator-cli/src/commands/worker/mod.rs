@@ -33,12 +33,20 @@ pub enum WorkerCommand {
     /// environment, plus ORCH_API_KEY (the agent's key) for orchestrator
     /// tasks, which plan the workflow. Exit 0 completes the task with the
     /// last stdout line (JSON, else {"text": line}); any other exit fails it.
+    ///
+    /// Run again under the same --name, it takes over the offline worker of
+    /// that name (its agents, with fresh keys) instead of registering
+    /// another.
+    #[command(
+        after_help = "Examples:\n  orch worker run --name laptop --tag role:dev -- examples/worker_task.sh\n  orch worker run --name laptop --concurrency 4 -- python3 agent.py --fast"
+    )]
     Run(RunArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The worker's name.
+    /// The worker's name. Run again under the same name, the worker takes
+    /// over the offline worker of that name (its agents, with new keys).
     #[arg(long, required_unless_present = "worker_id")]
     pub name: Option<String>,
     /// A routing tag of the worker's agents, e.g. role:dev (repeatable).
@@ -133,6 +141,7 @@ async fn register(
             connection_mode: Some("websocket".into()),
             routing_tags: Some(tags.clone()),
             agents: Some(agents),
+            take_over_offline: Some(true),
             ..Default::default()
         })
         .await
@@ -142,9 +151,13 @@ async fn register(
         .iter()
         .map(|a| (a.id, a.api_key.clone()))
         .collect();
+    let how = if registered.taken_over {
+        "took over its offline registration"
+    } else {
+        "registered"
+    };
     eprintln!(
-        "worker {} registered as {} with {} agent(s)",
-        name,
+        "worker {name} {how} as {} with {} agent(s)",
         registered.worker_id,
         registered.agents.len()
     );

@@ -3,6 +3,7 @@
 
 use super::{EventsArgs, GetArgs, IdArg, ListArgs, RailArgs, WorkspaceArgs};
 use crate::cli::{GlobalOpts, OutputFormat};
+use crate::commands::resolve;
 use crate::output::{self, fields, opt, table};
 use orchestrator_client::Client;
 use orchestrator_client::api::{
@@ -22,10 +23,18 @@ pub(super) async fn list(
         }
         None => None,
     };
+    let workspace_id = match &args.workspace {
+        Some(text) => Some(resolve::workspace(client, text).await?),
+        None => None,
+    };
+    let playbook_id = match &args.playbook {
+        Some(text) => Some(resolve::playbook(client, text).await?),
+        None => None,
+    };
     let filter = WorkflowFilter {
         state,
-        workspace_id: args.workspace,
-        playbook_id: args.playbook,
+        workspace_id,
+        playbook_id,
         ..Default::default()
     };
     let workflows = client.workflows();
@@ -60,7 +69,7 @@ pub(super) async fn list(
 
 /// Shows a workflow with its tasks and stages.
 pub(super) async fn get(global: &GlobalOpts, client: &Client, args: GetArgs) -> anyhow::Result<()> {
-    let id = crate::commands::resolve::workflow(client, &args.id).await?;
+    let id = resolve::workflow(client, &args.id).await?;
     let detail = client.workflows().get(id).await?;
     output::emit(global.format(), &detail, || {
         let mut t = table(&["task", "title", "state", "kind", "stage", "agent"]);
@@ -99,7 +108,7 @@ pub(super) async fn get_watch(
     client: &Client,
     args: GetArgs,
 ) -> anyhow::Result<()> {
-    let id = crate::commands::resolve::workflow(client, &args.id).await?;
+    let id = resolve::workflow(client, &args.id).await?;
     let mut last = None;
     let mut stalled = Vec::new();
     loop {
@@ -144,7 +153,8 @@ pub(super) async fn stages(
     client: &Client,
     args: IdArg,
 ) -> anyhow::Result<()> {
-    let stages = client.workflows().stages(args.id).await?;
+    let id = resolve::workflow(client, &args.id).await?;
+    let stages = client.workflows().stages(id).await?;
     output::emit(global.format(), &stages, || {
         let mut t = table(&["#", "name", "status", "work items", "open", "goal"]);
         for s in &stages {
@@ -168,12 +178,13 @@ pub(super) async fn events(
     client: &Client,
     args: EventsArgs,
 ) -> anyhow::Result<()> {
+    let id = resolve::workflow(client, &args.id).await?;
     let mut after = args.after;
     loop {
         let feed = client
             .workflows()
             .events(
-                args.id,
+                id,
                 &WorkflowEventQuery {
                     types: args.types.clone(),
                     after,
@@ -206,7 +217,8 @@ pub(super) async fn events(
 
 /// A workflow's board: its columns and their work items.
 pub(super) async fn board(global: &GlobalOpts, client: &Client, args: IdArg) -> anyhow::Result<()> {
-    let board = client.workflows().board(args.id).await?;
+    let id = resolve::workflow(client, &args.id).await?;
+    let board = client.workflows().board(id).await?;
     output::emit(global.format(), &board, || {
         let mut t = table(&["column", "work item", "title", "stage"]);
         for column in &board.columns {
@@ -279,13 +291,24 @@ pub(super) async fn workspace(
     client: &Client,
     args: WorkspaceArgs,
 ) -> anyhow::Result<()> {
+    let id = resolve::workflow(client, &args.id).await?;
+    let (mut work_item_id, mut task_id) = (None, None);
+    if args.work_item.is_some() || args.task.is_some() {
+        let detail = client.workflows().get(id).await?;
+        if let Some(text) = &args.work_item {
+            work_item_id = Some(resolve::work_item_of(&detail.work_items, text)?);
+        }
+        if let Some(text) = &args.task {
+            task_id = Some(resolve::task_of(&detail, text)?);
+        }
+    }
     let query = WorkspacePacketQuery {
-        work_item_id: args.work_item,
-        task_id: args.task,
+        work_item_id,
+        task_id,
         tab_scope: args.tab_scope,
         ..Default::default()
     };
-    let packet = client.workflows().workspace_packet(args.id, &query).await?;
+    let packet = client.workflows().workspace_packet(id, &query).await?;
     output::emit(global.format(), &packet, || {
         let count = |n: Option<usize>| n.map_or_else(|| "-".to_owned(), |n| n.to_string());
         fields(&[

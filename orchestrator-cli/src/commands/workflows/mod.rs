@@ -20,7 +20,6 @@ use orchestrator_client::Client;
 use orchestrator_client::api::{
     BulkActionKind, TaskState, Workflow, WorkflowDetail, WorkflowState,
 };
-use uuid::Uuid;
 
 #[derive(Debug, Subcommand)]
 pub enum WorkflowsCommand {
@@ -92,13 +91,15 @@ pub struct RailArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkspaceArgs {
-    pub id: Uuid,
-    /// Select this work item.
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
+    pub id: String,
+    /// Select this work item (id, id prefix, short id or title).
     #[arg(long)]
-    pub work_item: Option<Uuid>,
-    /// Select this task.
+    pub work_item: Option<String>,
+    /// Select this task of the workflow (id, id prefix or short id).
     #[arg(long)]
-    pub task: Option<Uuid>,
+    pub task: Option<String>,
     /// Only this section: `live_console`, `briefs`, `history` or `deliverables`.
     #[arg(long)]
     pub tab_scope: Option<String>,
@@ -106,7 +107,9 @@ pub struct WorkspaceArgs {
 
 #[derive(Debug, Args)]
 pub struct IdArg {
-    pub id: Uuid,
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
+    pub id: String,
 }
 
 /// One workflow by id, or every workflow matching `--filter` (a bulk
@@ -116,8 +119,10 @@ pub struct IdArg {
     after_help = "Examples:\n  orch workflows pause 9a1e…\n  orch workflows cancel --filter state=active,workspace=… --dry-run\n  orch workflows resume --filter state=paused --yes"
 )]
 pub struct BulkIdArg {
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
     #[arg(required_unless_present = "filter", conflicts_with = "filter")]
-    pub id: Option<Uuid>,
+    pub id: Option<String>,
     #[command(flatten)]
     pub bulk: crate::commands::bulk::BulkArgs,
 }
@@ -152,7 +157,8 @@ impl BulkIdArg {
 
 #[derive(Debug, Args)]
 pub struct GetArgs {
-    /// The workflow: its id, a unique id prefix or its name.
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
     pub id: String,
     /// Print again whenever the workflow changes, until it ends (polls
     /// every --interval seconds); exits 1 when it ends failed, after
@@ -178,15 +184,20 @@ pub enum ActivationsCommand {
 
 #[derive(Debug, Args)]
 pub struct EnqueueArgs {
-    pub id: Uuid,
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
+    pub id: String,
+    /// Why the workflow should be activated (shown in its history).
     #[arg(long)]
     pub reason: Option<String>,
+    /// The activation's event type (default `manual`).
     #[arg(long)]
     pub event_type: Option<String>,
     /// JSON payload.
     #[arg(long)]
     pub payload: Option<String>,
-    /// Makes the call replay-safe.
+    /// Makes the call replay-safe: the same id again answers the first
+    /// result instead of enqueueing twice.
     #[arg(long)]
     pub request_id: Option<String>,
 }
@@ -210,43 +221,61 @@ pub enum WorkItemsCommand {
 
 #[derive(Debug, Args)]
 pub struct WorkItemArgs {
-    pub id: Uuid,
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
+    pub id: String,
+    /// The work item's title.
     #[arg(long)]
     pub title: String,
+    /// What done looks like for this work item.
     #[arg(long)]
     pub goal: Option<String>,
+    /// The stage it belongs to.
     #[arg(long)]
     pub stage: Option<String>,
+    /// Board column: `inbox`, `active`, `blocked` or `done`.
     #[arg(long)]
     pub column: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct UpdateWorkItemArgs {
-    pub id: Uuid,
-    pub work_item_id: Uuid,
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
+    pub id: String,
+    /// The work item: its id, a unique id prefix, its short id or its title.
+    pub work_item_id: String,
+    /// A new title.
     #[arg(long)]
     pub title: Option<String>,
+    /// A new goal.
     #[arg(long)]
     pub goal: Option<String>,
+    /// Move it to this stage.
     #[arg(long)]
     pub stage: Option<String>,
+    /// Move it to this board column: `inbox`, `active`, `blocked` or `done`.
     #[arg(long)]
     pub column: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
-    /// The workspace to plan in.
+    /// The workspace to plan in: its id, slug or name.
     #[arg(long)]
-    pub workspace: Uuid,
+    pub workspace: String,
+    /// The planning workflow's name.
     #[arg(long)]
     pub name: String,
+    /// What to plan: the brief the planning orchestrator starts from.
     #[arg(long)]
     pub brief: String,
-    /// The planning playbook (default: the server's choice).
+    /// The planning playbook, by id, slug or name (default: the server's
+    /// choice).
     #[arg(long)]
-    pub playbook: Option<Uuid>,
+    pub playbook: Option<String>,
+    /// Makes the call replay-safe: the same id again answers the first
+    /// workflow instead of launching a second.
     #[arg(long)]
     pub request_id: Option<String>,
 }
@@ -259,6 +288,7 @@ pub struct LaunchArgs {
     /// Workspace id, slug or name.
     #[arg(long)]
     pub workspace: String,
+    /// The new workflow's name.
     #[arg(long)]
     pub name: String,
     /// A launch parameter `key=value` (repeatable).
@@ -270,6 +300,8 @@ pub struct LaunchArgs {
     /// The kickoff brief.
     #[arg(long)]
     pub summary: Option<String>,
+    /// Makes the call replay-safe: the same id again answers the first
+    /// workflow instead of launching a second.
     #[arg(long)]
     pub request_id: Option<String>,
     /// Follow progress until the workflow ends (exit 0 completed, 1 otherwise).
@@ -282,20 +314,25 @@ pub struct ListArgs {
     /// Only workflows in this state.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(WorkflowState::ALL.map(WorkflowState::as_str)))]
     pub state: Option<String>,
+    /// Only workflows of this workspace (id, slug or name).
     #[arg(long)]
-    pub workspace: Option<Uuid>,
+    pub workspace: Option<String>,
+    /// Only workflows launched from this playbook (id, slug or name).
     #[arg(long)]
-    pub playbook: Option<Uuid>,
+    pub playbook: Option<String>,
     #[command(flatten)]
     pub page: PageArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct EventsArgs {
-    pub id: Uuid,
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
+    pub id: String,
     /// Comma-separated event types.
     #[arg(long)]
     pub types: Option<String>,
+    /// Only events after this event id (as printed in the first column).
     #[arg(long)]
     pub after: Option<i64>,
     /// Keep following new events.
@@ -305,14 +342,20 @@ pub struct EventsArgs {
 
 #[derive(Debug, Args)]
 pub struct RedriveArgs {
-    pub id: Uuid,
+    /// The workflow: its id, a unique id prefix, its short id (last 8 hex
+    /// digits, as listings show) or its name.
+    pub id: String,
+    /// The new attempt's name (default: the workflow's).
     #[arg(long)]
     pub name: Option<String>,
+    /// Why it is run again (kept with the attempt).
     #[arg(long)]
     pub reason: Option<String>,
     /// Start fresh instead of inheriting parameters and inputs.
     #[arg(long)]
     pub fresh: bool,
+    /// Makes the call replay-safe: the same id again answers the first
+    /// attempt instead of starting a second.
     #[arg(long)]
     pub request_id: Option<String>,
 }

@@ -3,6 +3,7 @@
 
 use super::{EnqueueArgs, IdArg, PlanArgs, RedriveArgs, WorkItemsCommand, show_workflow};
 use crate::cli::GlobalOpts;
+use crate::commands::resolve;
 use crate::output::{self, fields, opt, table};
 use orchestrator_client::Client;
 use orchestrator_client::api::{
@@ -16,7 +17,8 @@ pub(super) async fn activations(
     client: &Client,
     args: IdArg,
 ) -> anyhow::Result<()> {
-    let list = client.workflows().activations(args.id).await?;
+    let id = resolve::workflow(client, &args.id).await?;
+    let list = client.workflows().activations(id).await?;
     output::emit(global.format(), &list, || {
         let mut t = table(&["id", "status", "event", "reason", "task", "attempts"]);
         for a in &list {
@@ -40,10 +42,11 @@ pub(super) async fn enqueue(
     client: &Client,
     args: EnqueueArgs,
 ) -> anyhow::Result<()> {
+    let id = resolve::workflow(client, &args.id).await?;
     let applied = client
         .workflows()
         .enqueue_activation(
-            args.id,
+            id,
             &EnqueueActivation {
                 request_id: args.request_id,
                 reason: args.reason,
@@ -69,11 +72,15 @@ pub(super) async fn work_items(
 ) -> anyhow::Result<()> {
     let workflows = client.workflows();
     let items = match command {
-        WorkItemsCommand::List(args) => workflows.work_items(args.id).await?,
+        WorkItemsCommand::List(args) => {
+            workflows
+                .work_items(resolve::workflow(client, &args.id).await?)
+                .await?
+        }
         WorkItemsCommand::Create(args) => vec![
             workflows
                 .create_work_item(
-                    args.id,
+                    resolve::workflow(client, &args.id).await?,
                     &CreateWorkItem {
                         title: args.title,
                         goal: args.goal,
@@ -84,21 +91,26 @@ pub(super) async fn work_items(
                 )
                 .await?,
         ],
-        WorkItemsCommand::Update(args) => vec![
-            workflows
-                .update_work_item(
-                    args.id,
-                    args.work_item_id,
-                    &UpdateWorkItem {
-                        title: args.title,
-                        goal: args.goal,
-                        stage_name: args.stage,
-                        column_id: args.column,
-                        ..Default::default()
-                    },
-                )
-                .await?,
-        ],
+        WorkItemsCommand::Update(args) => {
+            let id = resolve::workflow(client, &args.id).await?;
+            let items = workflows.work_items(id).await?;
+            let work_item_id = resolve::work_item_of(&items, &args.work_item_id)?;
+            vec![
+                workflows
+                    .update_work_item(
+                        id,
+                        work_item_id,
+                        &UpdateWorkItem {
+                            title: args.title,
+                            goal: args.goal,
+                            stage_name: args.stage,
+                            column_id: args.column,
+                            ..Default::default()
+                        },
+                    )
+                    .await?,
+            ]
+        }
     };
     let single = items.len() == 1;
     let table_of = |items: &[orchestrator_client::api::WorkItem]| {
@@ -131,11 +143,14 @@ pub(super) async fn plan(
     let workflow = client
         .workflows()
         .planning(
-            args.workspace,
+            resolve::workspace(client, &args.workspace).await?,
             &PlanningWorkflow {
                 brief: args.brief,
                 name: args.name,
-                playbook_id: args.playbook,
+                playbook_id: match &args.playbook {
+                    Some(text) => Some(resolve::playbook(client, text).await?),
+                    None => None,
+                },
                 request_id: args.request_id,
             },
         )
@@ -150,10 +165,11 @@ pub(super) async fn redrive(
     client: &Client,
     args: RedriveArgs,
 ) -> anyhow::Result<()> {
+    let id = resolve::workflow(client, &args.id).await?;
     let applied = client
         .workflows()
         .redrive(
-            args.id,
+            id,
             &RedriveWorkflow {
                 name: args.name,
                 reason: args.reason,
@@ -182,13 +198,14 @@ pub(super) async fn cancel(
     client: &Client,
     args: IdArg,
 ) -> anyhow::Result<()> {
+    let id = resolve::workflow(client, &args.id).await?;
     output::confirm(
         global.yes,
-        &format!("cancel workflow {} and its open tasks", args.id),
+        &format!("cancel workflow {id} and its open tasks"),
     )?;
     let workflow = client
         .workflows()
-        .act(args.id, "cancel", &WorkflowAction::default())
+        .act(id, "cancel", &WorkflowAction::default())
         .await?;
     show_workflow(global, &workflow);
     Ok(())
@@ -202,11 +219,12 @@ pub(super) async fn act(
     args: IdArg,
     action: &str,
 ) -> anyhow::Result<()> {
+    let id = resolve::workflow(client, &args.id).await?;
     show_workflow(
         global,
         &client
             .workflows()
-            .act(args.id, action, &WorkflowAction::default())
+            .act(id, action, &WorkflowAction::default())
             .await?,
     );
     Ok(())

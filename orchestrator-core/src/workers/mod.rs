@@ -2,7 +2,10 @@
 //! agents (inheriting the worker's routing tags), a worker-scope key bound to
 //! the worker and one agent key per agent, all shown once. Status is
 //! `online` or `offline` (after 2 x the heartbeat interval without a
-//! heartbeat, set by the liveness monitor).
+//! heartbeat, set by the liveness monitor). Taking over an offline worker
+//! and deleting one are in `retire`.
+
+mod retire;
 
 use crate::agents::{self, NewAgent};
 use crate::api::{
@@ -153,14 +156,23 @@ impl ControlPlane {
             Storage::Encrypted
         );
         let tx = &mut write.tx;
-        let id = Uuid::new_v4();
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let tags = normalise_tags(request.routing_tags.iter().flatten());
-        on_db!(tx, c => sqlx::query(
+        let taken = match request.take_over_offline {
+            Some(true) => retire::take_over(tx, caller.tenant_id, request.name.trim(), now).await?,
+            _ => None,
+        };
+        let id = taken.as_ref().map_or_else(Uuid::new_v4, |t| t.id);
+        let sql = if taken.is_some() {
+            "UPDATE workers SET name = $3, runtime_type = $4, connection_mode = $5, routing_tags = $6, \
+             host_info = $7, heartbeat_interval_seconds = $8, metadata = $9, updated_at = $10 \
+             WHERE id = $1 AND tenant_id = $2"
+        } else {
             "INSERT INTO workers (id, tenant_id, name, runtime_type, connection_mode, routing_tags, host_info, \
              heartbeat_interval_seconds, metadata, status, last_heartbeat_at, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'online', $10, $10, $10)",
-        )
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'online', $10, $10, $10)"
+        };
+        on_db!(tx, c => sqlx::query(sql)
         .bind(id)
         .bind(caller.tenant_id)
         .bind(request.name.trim())
@@ -172,12 +184,17 @@ impl ControlPlane {
         .bind(Json(request.metadata.clone().unwrap_or_else(|| json!({}))))
         .bind(now)
         .execute(c).await.map(|r| r.rows_affected()))?;
+        let event = if taken.is_some() {
+            "worker.taken_over"
+        } else {
+            "worker.registered"
+        };
         events::record(
             tx,
             caller,
             caller.tenant_id,
             NewEvent::new(
-                "worker.registered",
+                event,
                 "worker",
                 id,
                 json!({ "worker_id": id, "name": request.name }),
@@ -200,10 +217,37 @@ impl ControlPlane {
         )
         .await?;
         let mut registered = Vec::new();
-        for spec in request.agents.iter().flatten() {
+        let specs = request.agents.as_deref().unwrap_or_default();
+        let mut reused = taken.as_ref().map(|t| t.agents.clone()).unwrap_or_default();
+        let surplus = reused.split_off(specs.len().min(reused.len()));
+        retire::retire_agents(tx, caller.tenant_id, &surplus, now).await?;
+        for (index, spec) in specs.iter().enumerate() {
             let mode = spec.execution_mode.unwrap_or_default();
             let mut all_tags = tags.clone();
             all_tags.extend(spec.routing_tags.iter().flatten().cloned());
+            if let Some(&agent_id) = reused.get(index) {
+                let agent_tags = agents::agent_tags(Some(&all_tags), mode);
+                retire::reuse_agent(
+                    tx,
+                    caller.tenant_id,
+                    agent_id,
+                    &spec.name,
+                    &agent_tags,
+                    mode,
+                    heartbeat,
+                    now,
+                )
+                .await?;
+                let api_key = agents::issue_key(tx, caller.tenant_id, agent_id, &spec.name).await?;
+                registered.push(RegisteredWorkerAgent {
+                    id: agent_id,
+                    name: spec.name.clone(),
+                    routing_tags: agent_tags,
+                    execution_mode: mode,
+                    api_key,
+                });
+                continue;
+            }
             let row = agents::insert(
                 tx,
                 caller,
@@ -234,15 +278,30 @@ impl ControlPlane {
             Some(base) => format!("{base}/api/v1/events"),
             None => "/api/v1/events".to_owned(),
         };
-        write
+        let answer = write
             .finish(RegisteredWorker {
                 worker_id: id,
                 worker_api_key: generated.raw,
                 agents: registered,
                 websocket_url,
                 heartbeat_interval_seconds: heartbeat,
+                taken_over: taken.is_some(),
             })
-            .await
+            .await?;
+        if let Some(taken) = taken {
+            for key_id in &taken.revoked {
+                self.forget_credential(*key_id);
+            }
+            // The previous run is gone: what its agents still held is
+            // released as for a lost agent (retried or failed).
+            for agent_id in &reused {
+                for task_id in self.held_by(caller.tenant_id, *agent_id).await? {
+                    self.release(caller.tenant_id, task_id, Some(*agent_id), false)
+                        .await?;
+                }
+            }
+        }
+        Ok(answer)
     }
 
     /// `POST /workers/:id/heartbeat`: marks the worker (and its agents) alive.

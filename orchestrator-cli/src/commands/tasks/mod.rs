@@ -1,299 +1,18 @@
 //! `orch tasks list|get|create|claim|start|complete|fail|retry|skip|reassign|escalate|cancel`.
 
-use crate::cli::{GlobalOpts, PageArgs};
-use crate::commands::task_run_control::{self, CreateRunControl, HeartbeatArgs, RescheduleArgs};
+mod args;
+
+use crate::cli::GlobalOpts;
+use crate::commands::task_run_control;
 use crate::config;
 use crate::output::{self, fields, opt, table};
-use clap::{Args, Subcommand};
+pub use args::*;
 use orchestrator_client::TaskOperation;
 use orchestrator_client::api::{
     BulkActionKind, BulkTarget, ClaimTask, CompleteTask, CreateTask, FailTask, Priority, StartTask,
     Task, TaskAction, TaskError, TaskFilter, TaskKind, TaskState,
 };
 use uuid::Uuid;
-
-#[derive(Debug, Subcommand)]
-pub enum TasksCommand {
-    /// List tasks, newest first.
-    List(ListArgs),
-    /// Show one task; with --watch, again each time it changes until it ends.
-    #[command(
-        after_help = "Examples:\n  orch tasks get 3f6c…\n  orch tasks get 3f6c… --watch --field state"
-    )]
-    Get(GetArgs),
-    /// Why a task failed (its error and its command's last stderr lines),
-    /// or why a pending one waits (no online agent with its tags).
-    #[command(after_help = "Example:\n  orch tasks why 3f6c…")]
-    Why(IdArg),
-    /// Follow a held task's events live (`GET /tasks/:id/stream`).
-    #[command(after_help = "Example:\n  orch tasks watch 3f6c… -o json")]
-    Watch(WatchArgs),
-    /// The execution packet of a task (`GET /tasks/:id/context`).
-    #[command(after_help = "Example:\n  orch tasks context 3f6c… --agent 9a1e… -o yaml")]
-    Context(ContextArgs),
-    /// Branches and pull requests a task reported (`GET /tasks/:id/git`).
-    #[command(after_help = "Example:\n  orch tasks git 3f6c… -o json")]
-    Git(IdArg),
-    /// Record a handoff for a task (`POST /tasks/:id/handoffs`).
-    #[command(
-        after_help = "Example:\n  orch tasks handoff 3f6c… --summary \"API done, docs left\""
-    )]
-    Handoff(HandoffArgs),
-    /// Resolve claim handles into credential values (as the task's
-    /// assignee; `POST /tasks/:id/claim-credentials`).
-    #[command(
-        name = "claim-credentials",
-        after_help = "Example:\n  orch tasks claim-credentials 3f6c… --llm-api-key-handle claim_… -o json"
-    )]
-    ClaimCredentials(ClaimCredentialsArgs),
-    /// Upload a task's artifacts, or list them.
-    #[command(subcommand)]
-    Artifacts(crate::commands::artifacts::TaskArtifactsCommand),
-    /// The handoffs of a task, oldest first.
-    #[command(after_help = "Example:\n  orch tasks handoffs 3f6c…")]
-    Handoffs(IdArg),
-    /// Send a completed task back for rework with feedback (admin).
-    #[command(
-        name = "request-changes",
-        after_help = "Example:\n  orch tasks request-changes 3f6c… --feedback \"add tests\""
-    )]
-    RequestChanges(FeedbackArgs),
-    /// Accept an output awaiting assessment (admin).
-    #[command(
-        name = "approve-output",
-        after_help = "Example:\n  orch tasks approve-output 3f6c…"
-    )]
-    ApproveOutput(ReasonArgs),
-    /// Resolve an escalation with instructions (admin).
-    #[command(
-        name = "resolve-escalation",
-        after_help = "Example:\n  orch tasks resolve-escalation 3f6c… --instructions \"use the v2 API\""
-    )]
-    ResolveEscalation(FeedbackArgs),
-    /// Create a pending task.
-    Create(CreateArgs),
-    /// Claim the next task for an agent (prints nothing and exits 0 when none).
-    Claim(ClaimArgs),
-    /// Start a claimed task (as its agent).
-    Start(ActorArgs),
-    /// Complete a task (as its agent).
-    Complete(CompleteArgs),
-    /// Fail a task (as its agent, or admin).
-    Fail(FailArgs),
-    /// Put a failed, cancelled or assessed task back to pending (admin).
-    Retry(BulkReasonArgs),
-    /// Complete a task without doing it (admin).
-    Skip(ReasonArgs),
-    /// Release a task to pending, optionally for one agent (admin).
-    Reassign(ReassignArgs),
-    /// Escalate a held task (admin).
-    Escalate(ReasonArgs),
-    /// Cancel a task, or every task a --filter matches (admin); a held task
-    /// with a heartbeat timeout is asked to stop and ends cancelled when its
-    /// holder stops.
-    Cancel(BulkReasonArgs),
-    /// Move a pending task's run_at (admin).
-    #[command(after_help = "Example:\n  orch tasks reschedule 3f6c… --delay 600")]
-    Reschedule(RescheduleArgs),
-    /// Renew the holder's lease and report progress (as the holding agent).
-    #[command(
-        after_help = "Example:\n  orch tasks heartbeat 3f6c… --attempt 1 --progress '{\"pct\":40}'"
-    )]
-    Heartbeat(HeartbeatArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct IdArg {
-    pub id: Uuid,
-}
-
-#[derive(Debug, Args)]
-pub struct GetArgs {
-    pub id: Uuid,
-    /// Print again whenever the task changes, until it completes, fails or
-    /// is cancelled (polls every --interval seconds).
-    #[arg(long)]
-    pub watch: bool,
-    /// Seconds between polls with --watch.
-    #[arg(long, default_value_t = 2, requires = "watch")]
-    pub interval: u64,
-}
-
-#[derive(Debug, Args)]
-pub struct WatchArgs {
-    pub id: Uuid,
-    /// Only events after this event id.
-    #[arg(long)]
-    pub after: Option<i64>,
-}
-
-#[derive(Debug, Args)]
-pub struct HandoffArgs {
-    pub id: Uuid,
-    #[arg(long)]
-    pub summary: String,
-    /// JSON: what changed.
-    #[arg(long)]
-    pub changes: Option<String>,
-    /// JSON: what is left.
-    #[arg(long)]
-    pub remaining: Option<String>,
-    /// The agent handing off (when the key is not the agent's).
-    #[arg(long)]
-    pub agent: Option<Uuid>,
-}
-
-#[derive(Debug, Args)]
-pub struct ClaimCredentialsArgs {
-    pub id: Uuid,
-    #[arg(long)]
-    pub llm_api_key_handle: Option<String>,
-    #[arg(long)]
-    pub llm_extra_headers_handle: Option<String>,
-    /// Repeatable.
-    #[arg(long = "mcp-handle")]
-    pub mcp_handles: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct ContextArgs {
-    pub id: Uuid,
-    /// The packet as this agent sees it.
-    #[arg(long)]
-    pub agent: Option<Uuid>,
-}
-
-#[derive(Debug, Args)]
-pub struct FeedbackArgs {
-    pub id: Uuid,
-    /// What to change (request-changes).
-    #[arg(long)]
-    pub feedback: Option<String>,
-    /// How to go on (resolve-escalation).
-    #[arg(long)]
-    pub instructions: Option<String>,
-    #[arg(long)]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// Only tasks in this state.
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(TaskState::ALL.map(TaskState::as_str)))]
-    pub state: Option<String>,
-    #[arg(long)]
-    pub workflow: Option<Uuid>,
-    #[arg(long)]
-    pub agent: Option<Uuid>,
-    #[command(flatten)]
-    pub page: PageArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct CreateArgs {
-    #[arg(long)]
-    pub title: String,
-    #[arg(long = "type", default_value = "code")]
-    pub task_type: String,
-    #[arg(long)]
-    pub description: Option<String>,
-    /// critical, high, normal or low.
-    #[arg(long)]
-    pub priority: Option<String>,
-    #[arg(long)]
-    pub role: Option<String>,
-    #[arg(long)]
-    pub workflow: Option<Uuid>,
-    #[arg(long)]
-    pub work_item: Option<Uuid>,
-    #[arg(long)]
-    pub orchestrator: bool,
-    /// The execution environment (id) the task runs in; only workers that
-    /// declare it (routing tag `env:<id or name>`) claim the task.
-    #[arg(long)]
-    pub environment: Option<Uuid>,
-    /// The task input as JSON.
-    #[arg(long)]
-    pub input: Option<String>,
-    #[arg(long)]
-    pub request_id: Option<String>,
-    #[command(flatten)]
-    pub run_control: CreateRunControl,
-}
-
-#[derive(Debug, Args)]
-pub struct ClaimArgs {
-    #[arg(long)]
-    pub agent: Uuid,
-    #[arg(long)]
-    pub workflow: Option<Uuid>,
-    #[arg(long)]
-    pub include_context: bool,
-    /// Only tasks of this execution environment (id).
-    #[arg(long)]
-    pub environment: Option<Uuid>,
-}
-
-#[derive(Debug, Args)]
-pub struct ActorArgs {
-    pub id: Uuid,
-    /// The acting agent (only for keys not bound to an agent).
-    #[arg(long)]
-    pub agent: Option<Uuid>,
-}
-
-#[derive(Debug, Args)]
-pub struct CompleteArgs {
-    pub id: Uuid,
-    #[arg(long)]
-    pub agent: Option<Uuid>,
-    /// The task's output as JSON (`--result '{"ok":true}'`).
-    #[arg(long)]
-    pub result: Option<String>,
-    #[arg(long)]
-    pub request_id: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct FailArgs {
-    pub id: Uuid,
-    #[arg(long)]
-    pub agent: Option<Uuid>,
-    #[arg(long)]
-    pub message: Option<String>,
-    #[arg(long)]
-    pub category: Option<String>,
-}
-
-/// One task by id, or every task matching `--filter` (a bulk action).
-#[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  orch tasks cancel 3f6c…\n  orch tasks cancel --filter state=failed,workflow=9a1e… --dry-run\n  orch tasks retry --filter state=failed,type=code --yes"
-)]
-pub struct BulkReasonArgs {
-    #[arg(required_unless_present = "filter", conflicts_with = "filter")]
-    pub id: Option<Uuid>,
-    #[arg(long)]
-    pub reason: Option<String>,
-    #[command(flatten)]
-    pub bulk: crate::commands::bulk::BulkArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct ReasonArgs {
-    pub id: Uuid,
-    #[arg(long)]
-    pub reason: Option<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct ReassignArgs {
-    pub id: Uuid,
-    #[arg(long)]
-    pub reason: String,
-    #[arg(long)]
-    pub agent: Option<Uuid>,
-}
 
 pub(crate) fn json_arg(text: Option<String>) -> anyhow::Result<Option<serde_json::Value>> {
     text.map(|t| serde_json::from_str(&t).map_err(|e| anyhow::anyhow!("not JSON: {e}")))
@@ -340,6 +59,12 @@ fn show(global: &GlobalOpts, t: &Task) {
 pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<()> {
     let client = config::client(global)?;
     let tasks = client.tasks();
+    // The one task the command names, resolved from what was typed (Uuid::nil
+    // for the commands that name none: they never read it).
+    let id = match command.task_text() {
+        Some(text) => crate::commands::resolve::task(&client, text).await?,
+        None => Uuid::nil(),
+    };
     let task = match command {
         TasksCommand::List(args) => {
             let state = match args.state.as_deref() {
@@ -367,7 +92,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::Get(args) if args.watch => {
             let mut last = None;
             loop {
-                let task = tasks.get(args.id).await?;
+                let task = tasks.get(id).await?;
                 let text = serde_json::to_string(&task)?;
                 if last.as_ref() != Some(&text) {
                     show(global, &task);
@@ -382,10 +107,10 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 tokio::time::sleep(std::time::Duration::from_secs(args.interval.max(1))).await;
             }
         }
-        TasksCommand::Get(args) => tasks.get(args.id).await?,
+        TasksCommand::Get(_) => tasks.get(id).await?,
         TasksCommand::Watch(args) => {
             use futures_util::StreamExt;
-            let mut stream = tasks.stream(args.id, args.after);
+            let mut stream = tasks.stream(id, args.after);
             while let Some(event) = stream.next().await {
                 let event = event?;
                 output::emit_line(global.format(), &event, || {
@@ -399,22 +124,22 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         }
         TasksCommand::Context(args) => {
             let context = match args.agent {
-                Some(agent) => tasks.context_for_agent(args.id, agent).await?,
-                None => tasks.context(args.id).await?,
+                Some(agent) => tasks.context_for_agent(id, agent).await?,
+                None => tasks.context(id).await?,
             };
             output::emit(global.document_format(), &context, || table(&[]));
             return Ok(());
         }
-        TasksCommand::Why(args) => {
-            let task = tasks.get(args.id).await?;
+        TasksCommand::Why(_) => {
+            let task = tasks.get(id).await?;
             output::print_out(super::why::failure(&client, &task).await?.trim_end());
             for line in super::why::unclaimable(&client, std::slice::from_ref(&task)).await? {
                 output::print_out(&format!("  {line}"));
             }
             return Ok(());
         }
-        TasksCommand::Git(args) => {
-            let git = tasks.git(args.id).await?;
+        TasksCommand::Git(_) => {
+            let git = tasks.git(id).await?;
             output::emit(global.format(), &git, || {
                 fields(&[
                     ("branches", git.branches.to_string()),
@@ -426,7 +151,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::Handoff(args) => {
             let handoff = tasks
                 .handoff(
-                    args.id,
+                    id,
                     &orchestrator_client::api::CreateHandoff {
                         summary: args.summary,
                         changes: json_arg(args.changes)?,
@@ -451,7 +176,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::ClaimCredentials(args) => {
             let claimed = tasks
                 .claim_credentials(
-                    args.id,
+                    id,
                     &orchestrator_client::api::ClaimCredentials {
                         llm_api_key_claim_handle: args.llm_api_key_handle,
                         llm_extra_headers_claim_handle: args.llm_extra_headers_handle,
@@ -466,8 +191,8 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::Artifacts(command) => {
             return crate::commands::artifacts::run_task(global, command).await;
         }
-        TasksCommand::Handoffs(args) => {
-            let handoffs = tasks.handoffs(args.id).await?;
+        TasksCommand::Handoffs(_) => {
+            let handoffs = tasks.handoffs(id).await?;
             output::emit(global.format(), &handoffs, || {
                 let mut t = table(&["id", "created", "summary"]);
                 for h in &handoffs {
@@ -485,7 +210,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::RequestChanges(args) => {
             tasks
                 .act(
-                    args.id,
+                    id,
                     TaskOperation::RequestChanges,
                     &TaskAction {
                         feedback: args.feedback,
@@ -499,7 +224,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::ApproveOutput(args) => {
             tasks
                 .act(
-                    args.id,
+                    id,
                     TaskOperation::ApproveOutput,
                     &TaskAction {
                         reason: args.reason,
@@ -511,7 +236,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::ResolveEscalation(args) => {
             tasks
                 .act(
-                    args.id,
+                    id,
                     TaskOperation::ResolveEscalation,
                     &TaskAction {
                         feedback: args.feedback,
@@ -546,9 +271,9 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
             args.run_control.apply(&mut request)?;
             tasks.create(&request).await?
         }
-        TasksCommand::Reschedule(args) => task_run_control::reschedule(&tasks, args).await?,
+        TasksCommand::Reschedule(args) => task_run_control::reschedule(&tasks, id, args).await?,
         TasksCommand::Heartbeat(args) => {
-            return task_run_control::heartbeat(global, &tasks, args).await;
+            return task_run_control::heartbeat(global, &tasks, id, args).await;
         }
         TasksCommand::Claim(args) => {
             match tasks
@@ -571,7 +296,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::Start(args) => {
             tasks
                 .start(
-                    args.id,
+                    id,
                     &StartTask {
                         agent_id: args.agent,
                         ..Default::default()
@@ -582,7 +307,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::Complete(args) => {
             tasks
                 .complete(
-                    args.id,
+                    id,
                     &CompleteTask {
                         agent_id: args.agent,
                         output: json_arg(args.result)?,
@@ -595,7 +320,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         TasksCommand::Fail(args) => {
             tasks
                 .fail(
-                    args.id,
+                    id,
                     &FailTask {
                         agent_id: args.agent,
                         error: Some(TaskError {
@@ -609,41 +334,23 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 .await?
         }
         TasksCommand::Retry(args) => match args.id {
-            Some(id) => {
-                act_with_reason(
-                    &tasks,
-                    TaskOperation::Retry,
-                    ReasonArgs {
-                        id,
-                        reason: args.reason,
-                    },
-                )
-                .await?
-            }
+            Some(_) => act_with_reason(&tasks, TaskOperation::Retry, id, args.reason).await?,
             None => return bulk_tasks(global, &client, BulkActionKind::Retry, args).await,
         },
-        TasksCommand::Skip(args) => act_with_reason(&tasks, TaskOperation::Skip, args).await?,
+        TasksCommand::Skip(args) => {
+            act_with_reason(&tasks, TaskOperation::Skip, id, args.reason).await?
+        }
         TasksCommand::Escalate(args) => {
-            act_with_reason(&tasks, TaskOperation::Escalate, args).await?
+            act_with_reason(&tasks, TaskOperation::Escalate, id, args.reason).await?
         }
         TasksCommand::Cancel(args) => match args.id {
-            Some(id) => {
-                act_with_reason(
-                    &tasks,
-                    TaskOperation::Cancel,
-                    ReasonArgs {
-                        id,
-                        reason: args.reason,
-                    },
-                )
-                .await?
-            }
+            Some(_) => act_with_reason(&tasks, TaskOperation::Cancel, id, args.reason).await?,
             None => return bulk_tasks(global, &client, BulkActionKind::Cancel, args).await,
         },
         TasksCommand::Reassign(args) => {
             tasks
                 .act(
-                    args.id,
+                    id,
                     TaskOperation::Reassign,
                     &TaskAction {
                         reason: Some(args.reason),
@@ -663,14 +370,15 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
 async fn act_with_reason(
     tasks: &orchestrator_client::Tasks<'_>,
     operation: TaskOperation,
-    args: ReasonArgs,
+    id: Uuid,
+    reason: Option<String>,
 ) -> orchestrator_client::Result<orchestrator_client::api::Task> {
     tasks
         .act(
-            args.id,
+            id,
             operation,
             &TaskAction {
-                reason: args.reason,
+                reason,
                 ..Default::default()
             },
         )
