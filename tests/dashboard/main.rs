@@ -8,12 +8,22 @@
 //! This file holds the harness (the driver, waits, clicks, sign-in); the
 //! tests live in one module per page or concern.
 
+mod bulk;
 mod catalog;
+mod first_hour;
 mod pages;
 mod rail;
+mod run_control;
 mod schedules;
 mod session;
+mod webhooks;
 mod workflow;
+
+/// The webhook receiver of the webhooks tests (it checks signatures too,
+/// which these tests leave to them).
+#[path = "../webhooks/receiver.rs"]
+#[allow(dead_code)]
+mod receiver;
 
 use fantoccini::elements::Element;
 use fantoccini::wd::WebDriverCompatibleCommand;

@@ -125,6 +125,18 @@ async fn every_page_renders_wide_narrow_and_dark() {
             "Write the changelog",
         ),
         (
+            "tasks",
+            "/ui/tasks".into(),
+            "#task-list",
+            "Write the changelog",
+        ),
+        (
+            "webhooks",
+            "/ui/webhooks".into(),
+            "#webhooks",
+            "No webhooks yet",
+        ),
+        (
             "logs",
             format!("/ui/logs?workflow_id={}", workflow.id),
             "#log-rows",

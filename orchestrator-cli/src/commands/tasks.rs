@@ -185,6 +185,9 @@ pub struct ListArgs {
     pub workflow: Option<Uuid>,
     #[arg(long)]
     pub agent: Option<Uuid>,
+    /// Only delayed tasks: pending with a `run_at` still ahead.
+    #[arg(long)]
+    pub delayed: bool,
     #[command(flatten)]
     pub page: PageArgs,
 }
@@ -352,6 +355,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 state,
                 workflow_id: args.workflow,
                 assigned_agent_id: args.agent,
+                delayed: args.delayed.then_some(true),
                 ..Default::default()
             };
             let page = args.page.fetch(|p| tasks.list(&filter, p)).await?;
