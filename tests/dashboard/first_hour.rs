@@ -135,7 +135,6 @@ async fn a_failed_workflow_says_why_and_tables_name_agents_and_workers() {
                 name: "dev box".into(),
                 routing_tags: Some(vec!["role:dev".into()]),
                 execution_mode: Some(ExecutionMode::Specialist),
-                ..Default::default()
             }]),
             ..Default::default()
         })
