@@ -3,7 +3,7 @@
 //! action's counts as it runs, through `POST /bulk-actions` with `ids`.
 
 use super::*;
-use orchestrator_client::api::{CreateWorkflow, PageRequest};
+use orchestrator_client::api::PageRequest;
 
 /// Clicks the checkbox of the row whose id is `id` in table `table`.
 async fn pick(browser: &Browser, table: &str, id: Uuid) {
@@ -31,10 +31,8 @@ async fn tasks_and_workflows_are_selected_confirmed_and_acted_on_in_bulk() {
             .unwrap();
         ids.push(task.id);
     }
-    let driver = Driver::start().await;
+    let driver = signed_in(&server).await;
     let browser = driver.browser();
-    sign_in(browser, &server, &server.admin_key).await;
-    wait_url(browser, "/ui/workflows").await;
 
     // Select the whole page, then leave one out: three are cancelled.
     browser.goto(&server.at("/ui/tasks")).await.unwrap();
@@ -93,17 +91,12 @@ async fn tasks_and_workflows_are_selected_confirmed_and_acted_on_in_bulk() {
     }
 
     // Workflows on the rail: pause two of three, after the confirmation.
-    let (playbook_id, workspace_id) = server.launch_fixtures("Bulk", "Bulk repo").await;
+    let fixtures = server.launch_fixtures("Bulk", "Bulk repo").await;
     let mut runs = Vec::new();
     for name in ["run one", "run two", "run three"] {
         let run = admin
             .workflows()
-            .create(&CreateWorkflow {
-                playbook_id,
-                workspace_id,
-                name: name.into(),
-                ..Default::default()
-            })
+            .create(&launch(fixtures, name))
             .await
             .unwrap();
         runs.push(run.id);

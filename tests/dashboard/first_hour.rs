@@ -5,21 +5,15 @@
 
 use super::*;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateWorkflow, ExecutionMode, FailTask, RegisterAgent,
-    RegisterWorker, TaskError, WorkerAgentSpec,
+    ClaimTask, CompleteTask, ExecutionMode, FailTask, RegisterAgent, RegisterWorker, TaskError,
+    WorkerAgentSpec,
 };
 
 #[tokio::test]
 async fn the_rail_opens_on_recent_when_nothing_is_live() {
     let server = TestServer::start().await;
-    let (playbook_id, workspace_id) = server.launch_fixtures("Rail", "Rail repo").await;
+    let fixtures = server.launch_fixtures("Rail", "Rail repo").await;
     let admin = server.admin();
-    let launch = |name: &str| CreateWorkflow {
-        playbook_id,
-        workspace_id,
-        name: name.into(),
-        ..Default::default()
-    };
     let driver = Driver::start().await;
     let browser = driver.browser();
     // Nothing anywhere: the rail stays on live.
@@ -38,7 +32,7 @@ async fn the_rail_opens_on_recent_when_nothing_is_live() {
     // Only a cancelled run: the rail opens on recent and shows it.
     let done = admin
         .workflows()
-        .create(&launch("finished run"))
+        .create(&launch(fixtures, "finished run"))
         .await
         .unwrap();
     admin
@@ -54,7 +48,7 @@ async fn the_rail_opens_on_recent_when_nothing_is_live() {
     // A live run: the rail opens on live again; a chosen tab is kept.
     admin
         .workflows()
-        .create(&launch("running run"))
+        .create(&launch(fixtures, "running run"))
         .await
         .unwrap();
     browser.goto(&server.at("/ui/workflows")).await.unwrap();
@@ -78,17 +72,11 @@ async fn the_rail_opens_on_recent_when_nothing_is_live() {
 #[tokio::test]
 async fn a_failed_workflow_says_why_and_tables_name_agents_and_workers() {
     let server = TestServer::start().await;
-    let (playbook_id, workspace_id) = server.launch_fixtures("Doomed", "Doomed repo").await;
+    let fixtures = server.launch_fixtures("Doomed", "Doomed repo").await;
     let admin = server.admin();
-    let launch = |name: &str| CreateWorkflow {
-        playbook_id,
-        workspace_id,
-        name: name.into(),
-        ..Default::default()
-    };
     let workflow = admin
         .workflows()
-        .create(&launch("nightly build"))
+        .create(&launch(fixtures, "nightly build"))
         .await
         .unwrap();
     // The orchestrator plans one task for a developer.
@@ -191,7 +179,11 @@ async fn a_failed_workflow_says_why_and_tables_name_agents_and_workers() {
         .state;
     assert_eq!(state, WorkflowState::Failed);
     // Another run waits for a writer nobody runs.
-    let waiting = admin.workflows().create(&launch("docs run")).await.unwrap();
+    let waiting = admin
+        .workflows()
+        .create(&launch(fixtures, "docs run"))
+        .await
+        .unwrap();
     admin
         .tasks()
         .create(&CreateTask {
@@ -204,10 +196,8 @@ async fn a_failed_workflow_says_why_and_tables_name_agents_and_workers() {
         .await
         .unwrap();
 
-    let driver = Driver::start().await;
+    let driver = signed_in(&server).await;
     let browser = driver.browser();
-    sign_in(browser, &server, &server.admin_key).await;
-    wait_url(browser, "/ui/workflows").await;
 
     // The failed run says why: the task, its error, its last stderr lines.
     browser

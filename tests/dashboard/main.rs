@@ -312,6 +312,27 @@ async fn sign_in(browser: &Browser, server: &TestServer, key: &str) {
     submit_key(browser, key).await;
 }
 
+/// A browser signed in as the admin, on the page sign-in lands on.
+async fn signed_in(server: &TestServer) -> Driver {
+    let driver = Driver::start().await;
+    sign_in(driver.browser(), server, &server.admin_key).await;
+    wait_url(driver.browser(), "/ui/workflows").await;
+    driver
+}
+
+/// A launch of the fixtures' playbook in their workspace, named `name`.
+fn launch(
+    (playbook_id, workspace_id): (Uuid, Uuid),
+    name: &str,
+) -> orchestrator_client::api::CreateWorkflow {
+    orchestrator_client::api::CreateWorkflow {
+        playbook_id,
+        workspace_id,
+        name: name.into(),
+        ..Default::default()
+    }
+}
+
 /// Fills in and submits the sign-in form on the current page (from the
 /// keyboard: Enter in the key field).
 async fn submit_key(browser: &Browser, key: &str) {

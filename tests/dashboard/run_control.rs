@@ -97,10 +97,8 @@ async fn the_task_list_filters_delayed_tasks_and_a_task_shows_its_retries() {
         .unwrap();
     admin.tasks().create(&create("right away")).await.unwrap();
 
-    let driver = Driver::start().await;
+    let driver = signed_in(&server).await;
     let browser = driver.browser();
-    sign_in(browser, &server, &server.admin_key).await;
-    wait_url(browser, "/ui/workflows").await;
 
     // The list shows all three; "Delayed only" keeps the two that wait.
     browser.goto(&server.at("/ui/tasks")).await.unwrap();

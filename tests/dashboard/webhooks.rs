@@ -11,10 +11,8 @@ async fn webhooks_are_created_tested_redelivered_rotated_and_deleted_from_the_br
     let admin = server.admin();
     // The first post is refused with a 500, every later one accepted.
     let receiver = Receiver::start(&[500], 200).await;
-    let driver = Driver::start().await;
+    let driver = signed_in(&server).await;
     let browser = driver.browser();
-    sign_in(browser, &server, &server.admin_key).await;
-    wait_url(browser, "/ui/workflows").await;
 
     click_text(browser, "nav a", "Webhooks").await;
     wait_url(browser, "/ui/webhooks").await;
