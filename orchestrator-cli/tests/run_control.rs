@@ -50,6 +50,10 @@ async fn create_reschedule_and_heartbeat_from_the_command_line() {
     );
 
     let id = created["id"].as_str().unwrap();
+    // `tasks list --delayed`: only tasks whose run_at is still ahead.
+    let delayed = ["tasks", "list", "--delayed", "-o", "json"];
+    let listed = orch_admin(&server, dir.path(), &delayed).await;
+    assert!(String::from_utf8_lossy(&listed.stdout).contains(id));
     let moved = json(
         &orch_admin(
             &server,
@@ -59,6 +63,9 @@ async fn create_reschedule_and_heartbeat_from_the_command_line() {
         .await,
     );
     assert!(moved["run_at"].is_null(), "{moved}");
+    let listed = orch_admin(&server, dir.path(), &delayed).await;
+    assert!(listed.status.success());
+    assert!(!String::from_utf8_lossy(&listed.stdout).contains(id));
 
     // The holder heartbeats with its own key.
     let agent = server

@@ -12,6 +12,8 @@ import { launchPage } from './pages/launch.js';
 import { playbooksPage, catalogPage, workspacesPage, workspacePage } from './pages/catalog.js';
 import { fleetPage } from './pages/fleet.js';
 import { schedulesPage, schedulePage } from './pages/schedules.js';
+import { tasksPage } from './pages/tasks.js';
+import { webhooksPage, webhookPage } from './pages/webhooks.js';
 
 // [pattern, page, nav tab]: the first match wins; `:id` captures a segment.
 const routes = [
@@ -20,7 +22,8 @@ const routes = [
   ['/ui', railPage, 'workflows'],
   ['/ui/workflows', railPage, 'workflows'],
   ['/ui/workflows/:id', workflowPage, 'workflows'],
-  ['/ui/tasks/:id', taskPage, 'workflows'],
+  ['/ui/tasks', tasksPage, 'tasks'],
+  ['/ui/tasks/:id', taskPage, 'tasks'],
   ['/ui/logs', logsPage, 'logs'],
   ['/ui/launch', launchPage, 'launch'],
   ['/ui/playbooks', playbooksPage, 'playbooks'],
@@ -30,6 +33,8 @@ const routes = [
   ['/ui/fleet', fleetPage, 'fleet'],
   ['/ui/schedules', schedulesPage, 'schedules'],
   ['/ui/schedules/:id', schedulePage, 'schedules'],
+  ['/ui/webhooks', webhooksPage, 'webhooks'],
+  ['/ui/webhooks/:id', webhookPage, 'webhooks'],
 ];
 
 function match(pathname) {

@@ -49,9 +49,29 @@ const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
 /** "3 minutes ago", with the exact time on hover; refreshed by `tickTimes`. */
 export function when(timestamp) {
   if (!timestamp) return h('span', { class: 'muted' }, '—');
-  const el = h('time', { datetime: timestamp, title: new Date(timestamp).toLocaleString() });
+  const el = h('time', { datetime: timestamp, title: exactText(timestamp) });
   el.textContent = relativeText(timestamp);
   return el;
+}
+
+const pad = (n) => String(n).padStart(2, '0');
+
+/**
+ * The exact local time, to the second and with the zone: "2026-11-26
+ * 21:53:51 UTC". Unambiguous in every locale (no month/day order to guess).
+ */
+export function exactText(timestamp) {
+  const d = new Date(timestamp);
+  if (Number.isNaN(d.getTime())) return String(timestamp);
+  const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(d).find((p) => p.type === 'timeZoneName');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${zone ? ` ${zone.value}` : ''}`;
+}
+
+/** The exact time, then the relative one: for headings and facts, where a
+ * reader should not have to hover to know when. */
+export function at(timestamp) {
+  if (!timestamp) return h('span', { class: 'muted' }, '—');
+  return h('span', { class: 'at' }, h('span', { class: 'exact' }, exactText(timestamp)), ' (', when(timestamp), ')');
 }
 
 function relativeText(timestamp) {

@@ -44,6 +44,7 @@ const ASSETS: &[Asset] = &[
     asset!("api.js", JS),
     asset!("dom.js", JS),
     asset!("shared.js", JS),
+    asset!("names.js", JS),
     asset!("pages/signin.js", JS),
     asset!("pages/rail.js", JS),
     asset!("pages/workflow.js", JS),
@@ -53,6 +54,9 @@ const ASSETS: &[Asset] = &[
     asset!("pages/catalog.js", JS),
     asset!("pages/fleet.js", JS),
     asset!("pages/schedules.js", JS),
+    asset!("pages/tasks.js", JS),
+    asset!("pages/bulk.js", JS),
+    asset!("pages/webhooks.js", JS),
 ];
 
 const INDEX: &[u8] = include_bytes!("../dashboard/index.html");

@@ -401,6 +401,10 @@ pub struct TaskFilter {
     pub execution_backend: Option<ExecutionBackend>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_orchestrator_task: Option<bool>,
+    /// `true`: only delayed tasks (`pending` with `run_at` still ahead, not
+    /// claimable yet); `false`: every task but those.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delayed: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

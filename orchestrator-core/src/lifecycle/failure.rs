@@ -142,6 +142,8 @@ pub(crate) async fn fail_in(
                 "task_id": row.id, "attempt": row.attempt, "delay_seconds": delay_seconds,
                 "run_at": row.run_at.map(crate::api::Timestamp::from),
                 "error_category": failure.error.category,
+                // The failure of the attempt that ended, for a retry history.
+                "error_message": failure.error.message,
             }),
         )
         .await?;

@@ -34,12 +34,18 @@ impl ControlPlane {
              AND ($3 IS NULL OR workspace_id = $3) AND ($4 IS NULL OR workflow_id = $4) \
              AND ($5 IS NULL OR work_item_id = $5) AND ($6 IS NULL OR assigned_agent_id = $6) \
              AND ($7 IS NULL OR activation_id = $7) AND ($8 IS NULL OR execution_backend = $8) \
-             AND ($9 IS NULL OR task_kind = $9) AND ($10 IS NULL OR task_kind <> $10)";
+             AND ($9 IS NULL OR task_kind = $9) AND ($10 IS NULL OR task_kind <> $10) \
+             AND ($11 IS NULL OR (state = 'pending' AND run_at IS NOT NULL AND run_at > $11)) \
+             AND ($12 IS NULL OR NOT (state = 'pending' AND run_at IS NOT NULL AND run_at > $12))";
         let orch = filter.is_orchestrator_task;
         let kind_eq = orch.filter(|b| *b).map(|_| "orchestrator");
         let kind_ne = orch.filter(|b| !*b).map(|_| "orchestrator");
         let state = filter.state.map(|s| s.as_str());
         let backend = filter.execution_backend.map(|b| b.as_str());
+        // Delayed = pending with `run_at` after the clock's now (run control §3).
+        let now = self.now().as_datetime();
+        let delayed = filter.delayed.filter(|d| *d).map(|_| now);
+        let not_delayed = filter.delayed.filter(|d| !*d).map(|_| now);
         macro_rules! binds {
             ($q:expr) => {
                 $q.bind(caller.tenant_id)
@@ -52,6 +58,8 @@ impl ControlPlane {
                     .bind(backend)
                     .bind(kind_eq)
                     .bind(kind_ne)
+                    .bind(delayed)
+                    .bind(not_delayed)
             };
         }
         let count = format!("SELECT COUNT(*) FROM tasks {WHERE}");
@@ -60,7 +68,7 @@ impl ControlPlane {
             concat!(
                 "SELECT ",
                 task_columns!(),
-                " FROM tasks {} ORDER BY created_at DESC, id DESC LIMIT $11 OFFSET $12"
+                " FROM tasks {} ORDER BY created_at DESC, id DESC LIMIT $13 OFFSET $14"
             ),
             WHERE
         );

@@ -4,6 +4,7 @@
 
 import * as api from '../api.js';
 import { h, fill, keep, link, when, badge, errorBox, empty, section, shortId } from '../dom.js';
+import { fleet, workerName } from '../names.js';
 
 export function fleetPage(main, { setTitle }) {
   setTitle('Fleet');
@@ -26,12 +27,12 @@ export function fleetPage(main, { setTitle }) {
       : empty('No execution environments yet. Add one with orch envs create or from the environment catalog.'))),
     show(workers, '/workers?per_page=100', (data) => (data.length ? h('table', { class: 'list' },
       h('thead', {}, h('tr', {}, ['Worker', 'Status', 'Runtime', 'Tags', 'Agents', 'Current task', 'Last heartbeat'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, data.map((w) => h('tr', { dataset: { id: w.id } }, h('td', {}, w.name), h('td', {}, badge(w.status)), h('td', {}, `${w.runtime_type} · ${w.connection_mode}`), h('td', {}, w.routing_tags.join(', ') || '—'), h('td', {}, w.agents.length), h('td', {}, current(w.current_task_id)), h('td', {}, when(w.last_heartbeat_at))))))
+      h('tbody', {}, data.map((w) => h('tr', { dataset: { id: w.worker_id } }, h('td', {}, w.name), h('td', {}, badge(w.status)), h('td', {}, `${w.runtime_type} · ${w.connection_mode}`), h('td', {}, w.routing_tags.join(', ') || '—'), h('td', {}, w.agents.length), h('td', {}, current(w.current_task_id)), h('td', {}, when(w.last_heartbeat_at))))))
       : empty('No workers have registered. Start one with orch worker run --name NAME -- COMMAND.'))),
-    show(agents, '/agents?per_page=100', (data) => (data.length ? h('table', { class: 'list' },
+    fleet().then((names) => show(agents, '/agents?per_page=100', (data) => (data.length ? h('table', { class: 'list' },
       h('thead', {}, h('tr', {}, ['Agent', 'Status', 'Protocol', 'Tags', 'Worker', 'Current task', 'Last heartbeat'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, data.map((a) => h('tr', { dataset: { id: a.id } }, h('td', {}, a.name), h('td', {}, badge(a.status)), h('td', {}, a.protocol), h('td', {}, a.routing_tags.join(', ') || '—'), h('td', {}, a.worker_id ? shortId(a.worker_id) : '—'), h('td', {}, current(a.current_task_id)), h('td', {}, when(a.last_heartbeat_at))))))
-      : empty('No agents have registered.'))),
+      h('tbody', {}, data.map((a) => h('tr', { dataset: { id: a.id } }, h('td', {}, a.name), h('td', {}, badge(a.status)), h('td', {}, a.protocol), h('td', {}, a.routing_tags.join(', ') || '—'), h('td', {}, workerName(names, a.worker_id)), h('td', {}, current(a.current_task_id)), h('td', {}, when(a.last_heartbeat_at))))))
+      : empty('No agents have registered.')))),
   ]));
 
   // verify: runs the probe; approve / block / clear: the support posture.

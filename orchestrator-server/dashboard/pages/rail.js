@@ -1,14 +1,20 @@
 // The workflow rail: live / recent / history, with filters and pages kept in
 // the URL so a view can be bookmarked. Live mode refreshes on workflow events.
+// Opened with no mode, it shows the first tab that has something (live,
+// else recent, else history). Rows can be selected to cancel, pause or
+// resume many workflows at once (a bulk action).
 
 import * as api from '../api.js';
 import { followEvents } from '../shared.js';
 import { h, fill, keep, link, when, badge, errorBox, empty } from '../dom.js';
+import { bulkSelect } from './bulk.js';
 
 const MODES = [['live', 'Live'], ['recent', 'Recent (24 h)'], ['history', 'History']];
 
 export function railPage(main, { query, navigate, setTitle }) {
   setTitle('Workflows');
+  // No mode in the address: the rail may move on to a tab that has something.
+  const chosen = [...query.keys()].length > 0;
   const state = {
     mode: query.get('mode') || 'live',
     needs_action_only: query.get('needs_action_only') === 'true',
@@ -31,10 +37,11 @@ export function railPage(main, { query, navigate, setTitle }) {
   const toolbar = h('form', { class: 'toolbar', onsubmit: (e) => { e.preventDefault(); go({ search: search.value.trim(), page: 1 }); } },
     search, lifecycle, needs, h('button', { type: 'submit' }, 'Search'));
   const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading workflows…'));
+  const bulk = bulkSelect({ target: 'workflows', noun: 'workflow', actions: [['cancel', 'Cancel'], ['pause', 'Pause'], ['resume', 'Resume']], done: () => load() });
 
   fill(main,
     h('div', { class: 'heading' }, h('h1', {}, 'Workflows'), link('/ui/launch', 'Launch a workflow')),
-    tabs, toolbar, list);
+    tabs, toolbar, bulk.bar, list);
 
   // One read at a time; a change while one is under way reads once more
   // after it (never dropped, so the rail ends on the latest state).
@@ -45,8 +52,14 @@ export function railPage(main, { query, navigate, setTitle }) {
     loading = true;
     try {
       const answer = await api.get(`/operations/workflows/rail${api.query({ mode: state.mode, needs_action_only: state.needs_action_only ? 'true' : '', lifecycle: state.lifecycle, search: state.search, page: state.page, per_page: state.per_page })}`);
+      if (!chosen && !answer.data.length && state.mode === 'live') {
+        // Nothing live: open on the first tab that has something instead
+        // (recent, else history); with nothing anywhere, stay on live.
+        const other = await firstWithSomething();
+        if (other) { navigate(`/ui/workflows${api.query({ mode: other })}`, { replace: true }); return; }
+      }
       // Redrawn only when the answer changed: a live rail re-reads on events.
-      keep(list, JSON.stringify(answer), () => [table(answer.data), pager(answer.meta, (page) => go({ page }))]);
+      keep(list, JSON.stringify(answer), () => [table(answer.data, bulk), pager(answer.meta, (page) => go({ page }))]);
     } catch (e) {
       if (!e.aborted) { delete list.dataset.key; fill(list, errorBox(e)); }
     } finally {
@@ -56,20 +69,31 @@ export function railPage(main, { query, navigate, setTitle }) {
   }
   load();
   // Live mode follows workflow and task changes; a burst refreshes once.
-  if (state.mode !== 'live') return null;
+  if (state.mode !== 'live') return bulk.stop;
   let timer = null;
   const stop = followEvents({}, () => {
     clearTimeout(timer);
     timer = setTimeout(load, 400);
   });
-  return () => { stop(); clearTimeout(timer); };
+  return () => { stop(); bulk.stop(); clearTimeout(timer); };
 }
 
-function table(items) {
+/** The first of recent and history that lists a workflow, or null. */
+async function firstWithSomething() {
+  for (const [mode] of MODES.slice(1)) {
+    const { data } = await api.get(`/operations/workflows/rail${api.query({ mode, page: 1, per_page: 1 })}`);
+    if (data.length) return mode;
+  }
+  return null;
+}
+
+function table(items, bulk) {
   if (!items.length) return empty('No workflows here yet. Launch one, or try another mode or filter.');
   return h('table', { class: 'list', id: 'rail' },
-    h('thead', {}, h('tr', {}, ['Workflow', 'State', 'Playbook', 'Workspace', 'Tasks', 'Updated'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'pick' }, bulk.all(items.map((w) => w.id))),
+      ['Workflow', 'State', 'Playbook', 'Workspace', 'Tasks', 'Updated'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, items.map((w) => h('tr', { dataset: { id: w.id } },
+      h('td', { class: 'pick' }, bulk.one(w.id)),
       h('td', {}, link(`/ui/workflows/${w.id}`, w.name), w.needs_action ? h('span', { class: 'badge s-escalated', title: 'A task is escalated, failed or awaiting assessment' }, 'needs action') : null),
       h('td', {}, badge(w.state)),
       h('td', {}, w.playbook_name || '—'),

@@ -1,11 +1,16 @@
 // One workflow: state and operator actions, the board, stages, tasks,
 // activations and a live event feed. The page reads the operations packet
 // once, then follows /events/stream for the workflow and re-reads the packet
-// after each burst of events, so it stays current without reloads.
+// after each burst of events, so it stays current without reloads. A failed
+// workflow says why (its failed tasks, their errors and last stderr lines),
+// and pending tasks that no online agent can claim say so, as `orch
+// workflows get --watch` does.
 
 import * as api from '../api.js';
 import { followEvents } from '../shared.js';
-import { h, fill, keep, link, when, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
+import { fleet, agentName } from '../names.js';
+import { whyFailed } from './task.js';
+import { h, fill, keep, link, when, at, badge, errorBox, empty, section, facts, shortId, duration, json } from '../dom.js';
 
 const FEED_LIMIT = 100;
 
@@ -13,12 +18,14 @@ export function workflowPage(main, { params, setTitle }) {
   const id = params.id;
   const header = h('div', {}, h('p', { class: 'muted' }, 'Loading workflow…'));
   const notice = h('div', { 'aria-live': 'polite' });
+  // Why it failed or waits: above the grid, the first thing to read.
+  const whyBox = h('div', { id: 'why' });
   const boxes = { board: h('div', {}), stages: h('div', {}), tasks: h('div', {}), activations: h('div', {}), facts: h('div', {}) };
   const body = h('div', { class: 'grid' }, Object.values(boxes));
   const feedList = h('ol', { class: 'feed', id: 'feed' });
   const feedState = h('span', { class: 'muted small', id: 'feed-state' }, 'connecting…');
   const feed = h('section', { class: 'card feed-card' }, h('h2', {}, 'Live events ', feedState), feedList);
-  fill(main, header, notice, body, feed);
+  fill(main, header, notice, whyBox, body, feed);
 
   let detail = null;
   const load = api.serial(read);
@@ -31,12 +38,17 @@ export function workflowPage(main, { params, setTitle }) {
       keep(header, JSON.stringify(head), () => headerOf(detail, act));
       keep(boxes.board, JSON.stringify(data.board), () => section('Board', board(data.board)));
       keep(boxes.stages, JSON.stringify(detail.workflow_stages), () => section('Stages', stages(detail.workflow_stages)));
-      keep(boxes.tasks, JSON.stringify(detail.tasks), () => section(`Tasks (${detail.tasks.length})`, tasks(detail.tasks)));
+      const names = await fleet();
+      const failures = detail.state === 'failed' ? await failedTasks(detail.tasks) : [];
+      const stuck = unclaimable(detail.tasks, names);
+      keep(whyBox, JSON.stringify([failures, stuck]), () => why(failures, stuck));
+      const named = detail.tasks.map((t) => names.agents.has(t.assigned_agent_id));
+      keep(boxes.tasks, JSON.stringify([detail.tasks, named]), () => section(`Tasks (${detail.tasks.length})`, tasks(detail.tasks, names)));
       keep(boxes.activations, JSON.stringify(detail.activations), () => section(`Activations (${detail.activations.length})`, activations(detail.activations)));
       keep(boxes.facts, JSON.stringify([detail.lifecycle, detail.attempt_number, detail.redrive_of, detail.completed_at, detail.parameters, detail.initial_input_packet]), () => section('Parameters and input', facts([
           ['Lifecycle', detail.lifecycle], ['Attempt', `${detail.attempt_number} (${detail.attempt_kind})`],
           detail.redrive_of ? ['Redrive of', link(`/ui/workflows/${detail.redrive_of}`, shortId(detail.redrive_of))] : null,
-          ['Created', when(detail.created_at)], ['Completed', when(detail.completed_at)],
+          ['Created', at(detail.created_at)], ['Completed', at(detail.completed_at)],
         ]), json(Object.keys(detail.parameters || {}).length ? detail.parameters : null), inputPacket(detail.initial_input_packet)));
     } catch (e) {
       if (!e.aborted) { delete header.dataset.key; fill(header, errorBox(e)); }
@@ -121,7 +133,7 @@ function headerOf(w, act) {
     h('div', {},
       h('p', { class: 'crumbs' }, link('/ui/workflows', 'Workflows'), ' / '),
       h('h1', {}, w.name, ' ', h('span', { id: 'workflow-state' }, badge(w.state))),
-      h('p', { class: 'muted' }, 'Started ', when(w.created_at), w.operator_note ? ` · ${w.operator_note}` : '', ' · ', link(`/ui/logs?workflow_id=${w.id}`, 'logs'))),
+      h('p', { class: 'muted' }, 'Started ', at(w.created_at), w.operator_note ? ` · ${w.operator_note}` : '', ' · ', link(`/ui/logs?workflow_id=${w.id}`, 'logs'))),
     actions);
 }
 
@@ -166,14 +178,48 @@ function stages(list) {
     h('tbody', {}, list.map((s) => h('tr', {}, h('td', {}, s.position), h('td', {}, s.name, s.goal ? h('div', { class: 'muted small' }, s.goal) : null), h('td', {}, badge(s.status)), h('td', {}, `${s.open_work_item_count} open / ${s.work_item_count}`), h('td', {}, when(s.started_at)), h('td', {}, when(s.completed_at))))));
 }
 
-function tasks(list) {
+/** The failed tasks with the log row that holds their last stderr lines. */
+function failedTasks(list) {
+  return Promise.all(list.filter((t) => t.state === 'failed').map((t) =>
+    api.get(`/logs${api.query({ task_id: t.id, operation: 'task.failed', level: 'error', per_page: 1 })}`)
+      .then((r) => [t, r.data], () => [t, null])));
+}
+
+/**
+ * For pending tasks no online agent (active or busy) can claim: "no online
+ * agent has tags …", once per set of required tags (what `--watch` says).
+ */
+function unclaimable(list, names) {
+  if (!names.known) return [];
+  const online = [...names.agents.values()].filter((a) => a.status === 'active' || a.status === 'busy');
+  const said = [];
+  for (const t of list.filter((x) => x.state === 'pending')) {
+    const tags = t.required_tags || [];
+    if (online.some((a) => tags.every((tag) => a.routing_tags.includes(tag)))) continue;
+    const line = tags.length ? `No online agent has tags ${tags.join(', ')}` : 'No agent is online to claim pending tasks';
+    if (!said.includes(line)) said.push(line);
+  }
+  return said;
+}
+
+function why(failures, stuck) {
+  if (!failures.length && !stuck.length) return null;
+  return section(failures.length ? 'Why it failed' : 'Why it waits',
+    failures.map(([t, rows]) => h('div', { class: 'why-task', dataset: { id: t.id } },
+      h('h3', {}, link(`/ui/tasks/${t.id}`, t.title), ' ', badge(t.state)),
+      whyFailed(t, rows))),
+    stuck.length ? h('ul', { class: 'plain', id: 'unclaimable' }, stuck.map((line) => h('li', { class: 'warn' },
+      `${line}: its tasks wait until a worker with these tags is online. `, link('/ui/fleet', 'See the fleet')))) : null);
+}
+
+function tasks(list, names) {
   if (!list.length) return empty('No tasks yet. They appear here as they are created.');
   return h('table', { class: 'list', id: 'tasks' }, h('thead', {}, h('tr', {}, ['Task', 'State', 'Stage / role', 'Assignee', 'Duration', 'Created'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, list.map((t) => h('tr', { dataset: { id: t.id } },
       h('td', {}, link(`/ui/tasks/${t.id}`, t.title), t.is_orchestrator_task ? h('span', { class: 'muted small' }, ' orchestrator') : null),
       h('td', {}, badge(t.state)),
       h('td', {}, [t.stage_name, t.role].filter(Boolean).join(' / ') || '—'),
-      h('td', {}, t.assigned_agent_id ? shortId(t.assigned_agent_id) : '—'),
+      h('td', {}, agentName(names, t.assigned_agent_id)),
       h('td', {}, t.started_at ? duration(t.started_at, t.completed_at) : '—'),
       h('td', {}, when(t.created_at))))));
 }

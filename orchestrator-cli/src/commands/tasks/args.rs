@@ -201,6 +201,9 @@ pub struct ListArgs {
     /// Only tasks assigned to this agent (id).
     #[arg(long)]
     pub agent: Option<Uuid>,
+    /// Only delayed tasks: pending with a `run_at` still ahead.
+    #[arg(long)]
+    pub delayed: bool,
     #[command(flatten)]
     pub page: PageArgs,
 }

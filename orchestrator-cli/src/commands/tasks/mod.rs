@@ -77,6 +77,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 state,
                 workflow_id: args.workflow,
                 assigned_agent_id: args.agent,
+                delayed: args.delayed.then_some(true),
                 ..Default::default()
             };
             let page = args.page.fetch(|p| tasks.list(&filter, p)).await?;
