@@ -12,6 +12,7 @@ import { launchPage } from './pages/launch.js';
 import { playbooksPage, catalogPage, workspacesPage, workspacePage } from './pages/catalog.js';
 import { fleetPage } from './pages/fleet.js';
 import { schedulesPage, schedulePage } from './pages/schedules.js';
+import { limitsPage } from './pages/limits.js';
 
 // [pattern, page, nav tab]: the first match wins; `:id` captures a segment.
 const routes = [
@@ -30,6 +31,7 @@ const routes = [
   ['/ui/fleet', fleetPage, 'fleet'],
   ['/ui/schedules', schedulesPage, 'schedules'],
   ['/ui/schedules/:id', schedulePage, 'schedules'],
+  ['/ui/limits', limitsPage, 'limits'],
 ];
 
 function match(pathname) {

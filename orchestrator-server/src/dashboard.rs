@@ -53,6 +53,7 @@ const ASSETS: &[Asset] = &[
     asset!("pages/catalog.js", JS),
     asset!("pages/fleet.js", JS),
     asset!("pages/schedules.js", JS),
+    asset!("pages/limits.js", JS),
 ];
 
 const INDEX: &[u8] = include_bytes!("../dashboard/index.html");

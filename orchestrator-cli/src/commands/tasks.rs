@@ -71,7 +71,7 @@ pub enum TasksCommand {
     )]
     ResolveEscalation(FeedbackArgs),
     /// Create a pending task.
-    Create(CreateArgs),
+    Create(Box<CreateArgs>),
     /// Claim the next task for an agent (prints nothing and exits 0 when none).
     Claim(ClaimArgs),
     /// Start a claimed task (as its agent).
@@ -523,6 +523,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 .await?
         }
         TasksCommand::Create(args) => {
+            let args = *args;
             let priority = match args.priority.as_deref() {
                 Some(p) => Some(Priority::parse(p).ok_or_else(|| {
                     anyhow::anyhow!("priority must be critical, high, normal or low")

@@ -58,6 +58,7 @@ export function taskPage(main, { params, setTitle }) {
         ['Attempt', String(task.attempt)],
         ...(task.run_at ? [[task.state === 'pending' ? (task.retry_count ? 'Next attempt' : 'Scheduled for') : 'Run at', when(task.run_at)]] : []),
         ...(task.cancel_requested ? [['Cancellation', 'requested']] : []),
+        ...limitFacts(task),
         ...(task.progress ? [['Progress', [h('code', {}, JSON.stringify(task.progress)), ' ', when(task.progress_at)]]] : []),
         ['Claimed', when(task.claimed_at)], ['Started', when(task.started_at)], ['Ended', when(task.completed_at)],
         ['Duration', task.started_at ? duration(task.started_at, task.completed_at) : '—'],
@@ -137,4 +138,17 @@ export function logRow(row) {
     h('td', {}, row.status ? badge(row.status) : ''),
     h('td', { class: 'muted' }, row.actor_name || row.actor_type || ''),
     h('td', {}, row.task_id ? link(`/ui/tasks/${row.task_id}`, shortId(row.task_id)) : ''));
+}
+
+/** Flow limits: the task's keys, and when a limit held it back (see /ui/limits). */
+function limitFacts(task) {
+  const keys = [
+    ...(task.concurrency_key ? [['Concurrency key', link('/ui/limits', task.concurrency_key)]] : []),
+    ...(task.rate_limit_key ? [['Rate limit key', link('/ui/limits', task.rate_limit_key)]] : []),
+  ];
+  if (task.limit_waiting_at) {
+    const why = task.state === 'pending' ? 'waiting: its key is at its limit' : 'was held back by a limit';
+    keys.push(['Limit', [why, ' since ', when(task.limit_waiting_at)]]);
+  }
+  return keys;
 }
