@@ -110,10 +110,15 @@ pub async fn finish(client: &Client, agent: Uuid, task: Uuid) {
         .unwrap();
 }
 
-/// The `task.limit_waiting` events of `task`, waiting up to 10 s for at
+/// The `task.limit_waiting` events of `task`, waiting up to `wait` for at
 /// least `at_least` of them.
-pub async fn limit_waiting_events(admin: &Client, task: Uuid, at_least: usize) -> usize {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+pub async fn limit_waiting_events(
+    admin: &Client,
+    task: Uuid,
+    at_least: usize,
+    wait: Duration,
+) -> usize {
+    let deadline = std::time::Instant::now() + wait;
     loop {
         let page = admin
             .events()

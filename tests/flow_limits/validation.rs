@@ -1,7 +1,8 @@
 //! Every validation answer of flow limits, and that a refused request
 //! changes nothing.
 
-use orchestrator_tests::TestServer;
+use orchestrator_client::api::Scope;
+use orchestrator_tests::{TestServer, key_request};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -124,9 +125,16 @@ async fn limits_refuse_bad_values_and_change_nothing() {
         assert_eq!(got, StatusCode::NOT_FOUND, "GET {path}");
     }
     // Admin only.
+    let worker_key = server
+        .admin()
+        .api_keys()
+        .create(&key_request(Scope::Worker, "not admin"))
+        .await
+        .unwrap()
+        .api_key;
     let (got, _) = call_as(
         &server,
-        &server.service_key,
+        &worker_key,
         "PUT",
         "/rate-limits/r",
         json!({ "limit": 1, "period_seconds": 1 }),
