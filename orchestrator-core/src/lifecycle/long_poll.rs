@@ -8,7 +8,7 @@
 //! and work that becomes claimable without a write (a delayed task's
 //! `run_at`, a rate window that moves) is woken by the background runner at
 //! its due time ([`crate::store::Store`]'s `wake_claimers`). The poll claims
-//! again on each wake-up, and every [`BACKSTOP`] in case a wake-up was lost.
+//! again on each wake-up, and every `BACKSTOP` in case a wake-up was lost.
 
 use crate::error::{Error, Result};
 use crate::store::{Store, Topic};

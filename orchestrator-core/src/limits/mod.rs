@@ -1,11 +1,11 @@
 //! Flow limits (run control §6): concurrency keys, fair claiming across
 //! keys, and rate limits per key, all conditions of the one claim statement
-//! ([`crate::lifecycle::claim`]).
+//! (`lifecycle::claim`).
 //!
 //! # Rows
 //!
 //! - `concurrency_keys`: one row per key of a tenant that has a limit or
-//!   ever had a task (created by the task create, [`prepare_keys`]), with
+//!   ever had a task (created by the task create, `prepare_keys`), with
 //!   `held` (its claimed and in-progress tasks) and `last_claimed_at`. A
 //!   key without a limit set has limit 1. The row with the empty key is the
 //!   group of tasks without a key (keys are 1 to 200 characters).
@@ -21,7 +21,7 @@
 //!
 //! # Enforcement
 //!
-//! Every candidate of the claim statement is filtered by [`limits_allow!`]:
+//! Every candidate of the claim statement is filtered by `limits_allow!`:
 //! a task whose key has `held >= limit`, or whose rate key already has
 //! `limit` claims in the last `period_seconds`, is skipped (it stays
 //! `pending`) and the walk goes on to the next eligible task. A task with
@@ -29,7 +29,7 @@
 //! (READ COMMITTED, `SKIP LOCKED`) can both pass the filter; the trigger
 //! then takes the key row's lock, reads its latest count and aborts the
 //! second claim's statement when it would go over (`orch: flow limit
-//! reached`), which the claim runs again ([`is_limit_race`]): the limit
+//! reached`), which the claim runs again (`is_limit_race`): the limit
 //! holds by construction, whatever the number of replicas.
 //!
 //! # Fairness
@@ -63,7 +63,7 @@
 //! The window slides: a claim is allowed while fewer than `limit` claims of
 //! the key lie in `(now - period, now]`. Counting is O(limit) per candidate
 //! with the key. A task held back by a window becomes claimable when the
-//! window moves; the background job [`ControlPlane::limits_job`] is due at
+//! window moves; the background job `limits_job` is due at
 //! that instant and wakes every claimer (on every replica through the event
 //! NOTIFY). A freed concurrency slot always comes with a task event (the
 //! completion, failure, cancel or expiry), which wakes claimers already.
