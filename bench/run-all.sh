@@ -110,6 +110,9 @@ for backend in $BACKENDS; do
   run "$backend" lifecycle lifecycle --tasks "$TASKS" --agents "$AGENTS"
   # The same server with group commit off: every request commits alone.
   ORCH_GROUP_COMMIT_MAX=1 run "$backend" lifecycle-no-group-commit lifecycle --tasks "$TASKS" --agents "$AGENTS"
+  # Flow limits (issue 31): the lifecycle plain, then with 100 concurrency
+  # keys of limit 4 and one rate key, on one server; the report's `ratio`.
+  run "$backend" limits limits --tasks "$TASKS" --agents "$AGENTS" --keys 100 --limit 4
   run "$backend" claim-latency claim-latency --duration "$SECONDS_PER_RUN"
   run "$backend" ingest ingest --batch 500 --clients 8 --duration "$SECONDS_PER_RUN"
   run "$backend" stream stream --tasks 1000 --interval-ms 5

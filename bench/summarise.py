@@ -148,7 +148,7 @@ def collect(out):
     out = pathlib.Path(out)
     data = {}
     for backend in BACKENDS:
-        reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream")}
+        reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream", "limits")}
         rows = baselines(out, backend)
         ingest = ingest_baselines(out, backend)
         if not any(reports.values()) and not rows:
@@ -210,6 +210,10 @@ def targets(backend, d):
     wake = r["stream"]["results"].get("wakeup_p99_ms") if r["stream"] else None
     row("wake-up p99 ms", f"<= {t['wake_p99']}", wake, wake is not None and wake <= t["wake_p99"],
         None if wake is None else f"{wake}")
+    limits = r.get("limits")
+    x = limits["results"].get("ratio") if limits else None
+    row("lifecycle with flow limits (100 keys of limit 4, one rate key) / plain, same run", ">= 0.8x", x,
+        x is not None and x >= 0.8, None if x is None else f"{x:.2f}x")
     return rows
 
 

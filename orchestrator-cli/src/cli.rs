@@ -225,6 +225,9 @@ pub enum Command {
     /// log (admin).
     #[command(subcommand)]
     Webhooks(crate::commands::webhooks::WebhooksCommand),
+    /// Flow limits per key: concurrency limits and rate limits (admin).
+    #[command(subcommand)]
+    Limits(crate::commands::limits::LimitsCommand),
     // Profiles and sessions (issue 15)
     /// Saved profiles: list, switch, delete.
     #[command(subcommand)]

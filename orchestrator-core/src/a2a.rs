@@ -62,6 +62,8 @@ fn to_create_task(submission: SubmitA2aTask) -> Result<CreateTask> {
         context: task.context,
         metadata: Some(json!({ "protocol_ingress": ingress })),
         request_id: submission.request_id,
+        concurrency_key: task.concurrency_key,
+        rate_limit_key: task.rate_limit_key,
         ..CreateTask::default()
     })
 }

@@ -73,6 +73,11 @@ const JOBS: &[Job] = &[
         run: |core| Box::pin(core.run_control_job()),
     },
     Job {
+        name: "flow limits",
+        woken: true,
+        run: |core| Box::pin(core.limits_job()),
+    },
+    Job {
         name: "retention",
         woken: false,
         run: |core| Box::pin(core.retention_job()),

@@ -72,6 +72,8 @@ pub mod keys;
 #[cfg(feature = "store")]
 pub mod lifecycle;
 #[cfg(feature = "store")]
+pub mod limits;
+#[cfg(feature = "store")]
 pub mod liveness;
 #[cfg(feature = "store")]
 pub mod logs;

@@ -14,6 +14,7 @@ import { fleetPage } from './pages/fleet.js';
 import { schedulesPage, schedulePage } from './pages/schedules.js';
 import { tasksPage } from './pages/tasks.js';
 import { webhooksPage, webhookPage } from './pages/webhooks.js';
+import { limitsPage } from './pages/limits.js';
 
 // [pattern, page, nav tab]: the first match wins; `:id` captures a segment.
 const routes = [
@@ -35,6 +36,7 @@ const routes = [
   ['/ui/schedules/:id', schedulePage, 'schedules'],
   ['/ui/webhooks', webhooksPage, 'webhooks'],
   ['/ui/webhooks/:id', webhookPage, 'webhooks'],
+  ['/ui/limits', limitsPage, 'limits'],
 ];
 
 function match(pathname) {

@@ -57,6 +57,7 @@ const ASSETS: &[Asset] = &[
     asset!("pages/tasks.js", JS),
     asset!("pages/bulk.js", JS),
     asset!("pages/webhooks.js", JS),
+    asset!("pages/limits.js", JS),
 ];
 
 const INDEX: &[u8] = include_bytes!("../dashboard/index.html");

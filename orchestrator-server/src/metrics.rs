@@ -262,6 +262,17 @@ impl Metrics {
                 "Pending tasks cancelled at their expires_at",
                 &run_control.tasks_expired,
             ),
+            (
+                "orch_claims_refused_by_limit_total",
+                "Claim statements a flow limit refused because a concurrent claim \
+                 took the last slot first (the claim ran again)",
+                &run_control.limit_races,
+            ),
+            (
+                "orch_tasks_limit_waiting_total",
+                "Claimable tasks first held back by a concurrency or rate limit",
+                &run_control.limit_waiting,
+            ),
         ] {
             let counter = IntCounter::new(name, help).expect("valid metric");
             counter.inc_by(value.load(std::sync::atomic::Ordering::Relaxed));
@@ -292,6 +303,35 @@ impl Metrics {
         for collector in [tasks, queue, pool] {
             database
                 .register(Box::new(collector))
+                .expect("metric names are unique");
+        }
+        let limits = core.limit_stats(tenant).await?;
+        for (name, help, label, keys) in [
+            (
+                "orch_concurrency_key_tasks",
+                "Tasks per concurrency key: held (claimed or in progress) and pending",
+                "held",
+                &limits.concurrency,
+            ),
+            (
+                "orch_rate_key_tasks",
+                "Per rate key: claims in the current window, and pending tasks",
+                "claimed_in_window",
+                &limits.rate,
+            ),
+        ] {
+            let gauge =
+                IntGaugeVec::new(Opts::new(name, help), &["key", "state"]).expect("valid metric");
+            for k in keys {
+                gauge
+                    .with_label_values(&[k.key.as_str(), label])
+                    .set(k.used);
+                gauge
+                    .with_label_values(&[k.key.as_str(), "pending"])
+                    .set(k.pending);
+            }
+            database
+                .register(Box::new(gauge))
                 .expect("metric names are unique");
         }
         let progress = core.bulk_progress(tenant).await?;

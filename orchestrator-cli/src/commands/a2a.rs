@@ -106,6 +106,8 @@ pub async fn run(global: &GlobalOpts, command: A2aCommand) -> anyhow::Result<()>
                     input: json_arg(args.input)?,
                     context: None,
                     metadata: json_arg(args.metadata)?,
+                    concurrency_key: None,
+                    rate_limit_key: None,
                 },
                 request_id: args.request_id,
             };

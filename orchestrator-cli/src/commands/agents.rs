@@ -180,6 +180,10 @@ pub struct WorkerNextArgs {
     /// Include the execution packet.
     #[arg(long)]
     pub include_context: bool,
+    /// When nothing is claimable, wait up to this many seconds (0 to 30)
+    /// for a task (a long poll).
+    #[arg(long)]
+    pub wait: Option<i64>,
 }
 
 #[derive(Debug, Args)]
@@ -313,6 +317,7 @@ pub async fn run_workers(global: &GlobalOpts, command: WorkersCommand) -> anyhow
                         workflow_id: args.workflow,
                         execution_environment_id: args.environment,
                         include_context: args.include_context,
+                        wait_seconds: args.wait,
                     },
                 )
                 .await?;

@@ -27,6 +27,7 @@ pub mod workspaces;
 // Integrations (A2A, ACP, claim credentials, remote MCP)
 pub mod a2a;
 pub mod acp;
+pub mod limits;
 pub mod mcp;
 pub mod settings;
 pub mod webhooks;
@@ -88,6 +89,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Settings(command) => settings::run(&global, command).await,
         Command::Mcp(command) => mcp::run(&global, command).await,
         Command::Webhooks(command) => webhooks::run(&global, command).await,
+        Command::Limits(command) => limits::run(&global, command).await,
         // Profiles and sessions (issue 15)
         Command::Profiles(command) => profiles::run(&global, command).await,
         Command::Logout => profiles::logout(&global).await,

@@ -1,5 +1,6 @@
 //! Run control on the command line (issue 30): the `orch tasks create`
-//! flags for delays, expiry, retries, leases and dedupe keys, and
+//! flags for delays, expiry, retries, leases, dedupe keys and flow-limit
+//! keys, and
 //! `orch tasks reschedule` / `orch tasks heartbeat`.
 
 use crate::cli::GlobalOpts;
@@ -34,6 +35,13 @@ pub struct CreateRunControl {
     /// While a task with this key is live, a create answers it instead.
     #[arg(long)]
     pub dedupe_key: Option<String>,
+    /// At most the key's limit (default 1) of tasks with it are held at once.
+    #[arg(long)]
+    pub concurrency_key: Option<String>,
+    /// A rate key (set with `orch limits rate set`): its claims are limited
+    /// per window.
+    #[arg(long)]
+    pub rate_limit_key: Option<String>,
 }
 
 impl CreateRunControl {
@@ -44,6 +52,8 @@ impl CreateRunControl {
         request.ttl_seconds = self.ttl;
         request.heartbeat_timeout_seconds = self.heartbeat_timeout;
         request.dedupe_key = self.dedupe_key;
+        request.concurrency_key = self.concurrency_key;
+        request.rate_limit_key = self.rate_limit_key;
         request.retry_policy = self.retry_max.map(|max_attempts| RetryPolicy {
             max_attempts,
             initial_interval_seconds: self.retry_backoff,

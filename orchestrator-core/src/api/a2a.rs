@@ -48,6 +48,11 @@ pub struct A2aTaskInput {
     pub context: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+    /// Flow limits (as on `POST /tasks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_key: Option<String>,
 }
 
 /// The A2A-facing status of a task.

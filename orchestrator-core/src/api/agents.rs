@@ -277,4 +277,7 @@ pub struct WorkerNext {
     /// Only tasks of this execution environment (as on `POST /tasks/claim`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_environment_id: Option<Uuid>,
+    /// 0 to 30 (default 0): the long poll of `POST /tasks/claim`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_seconds: Option<i64>,
 }

@@ -24,6 +24,7 @@ pub mod environments;
 pub mod error;
 pub mod events;
 pub mod fleet;
+pub mod limits;
 pub mod logs;
 pub mod operations;
 pub mod pagination;
@@ -47,6 +48,7 @@ pub use depth::MAX_JSON_DEPTH;
 pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope, Issues};
 pub use events::{Event, EventFilter, EventPage};
+pub use limits::{ConcurrencyLimit, DeletedLimit, RateLimit, SetConcurrencyLimit, SetRateLimit};
 pub use logs::{
     ExportFormat, IngestLogs, Ingested, LogActor, LogCategory, LogDetail, LogFilter, LogGroup,
     LogGroupBy, LogJson, LogLevel, LogPage, LogQuery, LogRow, LogSource, LogStats, LogStatus,

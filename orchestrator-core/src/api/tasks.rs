@@ -258,6 +258,14 @@ pub struct CreateTask {
     /// in a terminal state, a create with it answers that task (200).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe_key: Option<String>,
+    /// 1 to 200 characters: at most the key's limit (default 1) of the
+    /// tenant's tasks with this key are held at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key: Option<String>,
+    /// 1 to 200 characters, naming a rate limit that is set: at most its
+    /// `limit` tasks with this key are claimed in any window of its period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_key: Option<String>,
 }
 
 /// The latest structured handoff of a task.
@@ -375,6 +383,10 @@ pub struct Task {
     /// When the holder's lease runs out (held tasks with a heartbeat timeout).
     pub lease_expires_at: Option<Timestamp>,
     pub dedupe_key: Option<String>,
+    pub concurrency_key: Option<String>,
+    pub rate_limit_key: Option<String>,
+    /// When a limit first held the task back (null when none did).
+    pub limit_waiting_at: Option<Timestamp>,
     /// Only on the single-task read: the latest handoff, or null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_handoff: Option<Option<Handoff>>,
@@ -431,6 +443,10 @@ pub struct ClaimTask {
     /// run even without an `env:` tag for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_environment_id: Option<Uuid>,
+    /// 0 to 30 (default 0): when nothing is claimable, hold the request
+    /// this long for a task to become claimable (a long poll).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_seconds: Option<i64>,
 }
 
 /// Who acts on a task when the credential is not bound to an agent or worker

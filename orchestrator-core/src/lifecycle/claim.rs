@@ -61,9 +61,11 @@ use crate::api::{ClaimTask, Task, TaskState};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::limits::is_limit_race;
 use crate::store::{Access, Combined, Post, Store, Tx, is_unique_violation, on_db};
 use crate::tags::normalise_tags;
 use crate::tasks::acting::Acting;
+use crate::tasks::counters::counters;
 use crate::tasks::rows::{TaskRow, record_change, task_columns};
 use crate::tasks::state::TaskOp;
 use chrono::{DateTime, Utc};
@@ -71,6 +73,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use sqlx::types::Json;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use uuid::Uuid;
 
 /// The task `agent_id` holds (claimed or in progress), if any.
@@ -172,10 +175,12 @@ pub(crate) async fn check_claim_environment(
     Ok(())
 }
 
-/// How often a claim that lost a race for its agent is run again. One retry
-/// is enough (the retry's guard sees the winner); the bound only keeps a
-/// pathological loop from spinning.
-const CLAIM_ATTEMPTS: usize = 4;
+/// How often a claim that lost a race is run again. For a race for its
+/// agent one retry is enough (the retry's guard sees the winner); a race for
+/// a flow limit's last slot ([`crate::limits`]) is lost only to a claim that
+/// won, so each retry follows progress. The bound only keeps a pathological
+/// loop from spinning.
+const CLAIM_ATTEMPTS: usize = 16;
 
 /// What one claim transaction came to.
 enum Attempt {
@@ -183,7 +188,9 @@ enum Attempt {
     /// there is nothing to claim.
     Done(Option<Box<TaskRow>>),
     /// A concurrent claim for the same agent committed first (unique
-    /// violation on `tasks_held_by_agent`); the transaction is void.
+    /// violation on `tasks_held_by_agent`), or took the last slot of the
+    /// task's flow limit ([`crate::limits::is_limit_race`]); the
+    /// transaction is void.
     Raced,
 }
 
@@ -381,6 +388,10 @@ async fn claim_in(
             .fetch_all(c).await,
     ) {
         Err(e) if is_unique_violation(&e) => return Ok(Attempt::Raced),
+        Err(e) if is_limit_race(&e) => {
+            counters().limit_races.fetch_add(1, Ordering::Relaxed);
+            return Ok(Attempt::Raced);
+        }
         other => other?,
     };
     let Some(row) = rows.into_iter().next() else {
@@ -404,11 +415,15 @@ async fn record_claim(tx: &mut Tx, caller: &Caller, row: &TaskRow) -> Result<()>
 
 impl ControlPlane {
     /// `POST /tasks/claim`: the claimed task, or `None` (204).
+    /// With `wait_seconds`, a long poll ([`super::long_poll`]).
     pub async fn claim_task(&self, caller: &Caller, request: ClaimTask) -> Result<Option<Task>> {
-        let (this, caller) = (self.clone(), caller.clone());
-        self.store()
-            .on_writer(async move { this.claim_task_here(&caller, request).await })
-            .await
+        let wait = super::long_poll::requested_wait(request.wait_seconds)?;
+        super::long_poll::long_poll(self.store(), wait, || {
+            let (this, caller, request) = (self.clone(), caller.clone(), request.clone());
+            self.store()
+                .on_writer(async move { this.claim_task_here(&caller, request).await })
+        })
+        .await
     }
 
     async fn claim_task_here(&self, caller: &Caller, request: ClaimTask) -> Result<Option<Task>> {
@@ -506,6 +521,10 @@ impl ControlPlane {
         row: TaskRow,
         include_context: bool,
     ) -> Result<Task> {
+        if row.concurrency_key.is_some() || row.rate_limit_key.is_some() {
+            // Its key may be full now: the limits job records who waits.
+            self.wake_background(crate::limits::recheck_after(self.now().as_datetime()));
+        }
         let mut task = row.to_api()?;
         task.credentials = self.task_credentials(caller, &task).await?;
         if include_context {

@@ -128,16 +128,19 @@ impl Combine for Claims {
                 },
             );
             match rows {
-                Err(e) if is_unique_violation(&e) => Err(Error::Conflict {
-                    message: "a claim raced a claim for the same agent".into(),
-                    hint: Some("retry the request".into()),
-                }),
+                Err(e) if is_unique_violation(&e) || crate::limits::is_limit_race(&e) => {
+                    Err(Error::Conflict {
+                        message: "a claim raced a claim for the same agent".into(),
+                        hint: Some("retry the request".into()),
+                    })
+                }
                 other => Ok(other?),
             }
         })
     }
 
-    /// A race for one agent (another replica's claim, or a deadlock):
+    /// A race for one agent (another replica's claim, or a deadlock), or
+    /// for a flow limit's last slot ([`crate::limits`]):
     /// each claim runs again on its own path, which retries it.
     fn alone_after(error: &Error) -> bool {
         matches!(error, Error::Conflict { .. })

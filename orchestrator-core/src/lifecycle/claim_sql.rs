@@ -28,7 +28,8 @@ macro_rules! eligible {
                   WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
              AND (t.execution_environment_id IS NULL \
                   OR lower(hex(t.execution_environment_id)) IN (SELECT value FROM json_each(", $runnable, "))) \
-             AND (", $env, " IS NULL OR t.execution_environment_id = ", $env, ")"
+             AND (", $env, " IS NULL OR t.execution_environment_id = ", $env, ")",
+            crate::limits::limits_allow!(sqlite, $now)
         )
     };
     (postgres, $tenant:literal, $agent:literal, $worker:literal, $now:literal, $workflow:literal,
@@ -44,7 +45,8 @@ macro_rules! eligible {
              AND (t.workflow_id IS NULL OR NOT EXISTS (SELECT 1 FROM workflows w \
                   WHERE w.id = t.workflow_id AND w.state IN ('paused', 'cancelled'))) \
              AND (t.execution_environment_id IS NULL OR t.execution_environment_id = ANY(", $runnable, "::uuid[])) \
-             AND (", $env, "::uuid IS NULL OR t.execution_environment_id = ", $env, ")"
+             AND (", $env, "::uuid IS NULL OR t.execution_environment_id = ", $env, ")",
+            crate::limits::limits_allow!(postgres, $now)
         )
     };
 }
@@ -73,6 +75,71 @@ macro_rules! candidate {
             " ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
             candidate_lock!($dialect),
             ")"
+        )
+    };
+}
+
+/// The eligible tasks of the fair pick's group (`$group`: `IS NULL` for
+/// the group without a key, else `= <key>`) at the top priority.
+macro_rules! in_group {
+    ($dialect:tt, [$tenant:literal, $($p:literal),*], $group:literal, $key:literal) => {
+        concat!(
+            "FROM tasks t WHERE ",
+            eligible!($dialect, $tenant, $($p),*),
+            " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL AND t.concurrency_key ",
+            $group, $key,
+            " AND t.priority_rank = (SELECT t.priority_rank FROM tasks t WHERE ",
+            eligible!($dialect, $tenant, $($p),*),
+            " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL \
+              ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1)"
+        )
+    };
+}
+
+/// The fair pick of [`general_candidate!`].
+macro_rules! fair_pick {
+    ($dialect:tt, [$tenant:literal, $($p:literal),*]) => {
+        concat!(
+            "(SELECT CASE WHEN f.key = '' THEN (SELECT t.id ",
+            in_group!($dialect, [$tenant, $($p),*], "IS NULL", ""),
+            " ORDER BY t.created_at, t.id LIMIT 1", candidate_lock!($dialect),
+            ") ELSE (SELECT t.id ",
+            in_group!($dialect, [$tenant, $($p),*], "= ", "f.key"),
+            " ORDER BY t.created_at, t.id LIMIT 1", candidate_lock!($dialect),
+            ") END FROM (SELECT g.key FROM concurrency_keys g WHERE g.tenant_id = ", $tenant,
+            " AND (g.key = '' OR g.held < g.limit_value) AND CASE WHEN g.key = '' \
+              THEN EXISTS (SELECT 1 ",
+            in_group!($dialect, [$tenant, $($p),*], "IS NULL", ""),
+            ") ELSE EXISTS (SELECT 1 ",
+            in_group!($dialect, [$tenant, $($p),*], "= ", "g.key"),
+            ") END ORDER BY g.last_claimed_at NULLS FIRST, g.key LIMIT 1) f)"
+        )
+    };
+}
+
+/// The general candidate (tasks that prefer no assignee). While the tenant
+/// has no pending task with a concurrency key (one probe of the partial
+/// index `tasks_keyed_claimable`) it is the claim-order candidate, as before
+/// flow limits. Otherwise the fair pick ([`crate::limits`], fairness): the
+/// top priority among eligible tasks (the first of the claim-order walk),
+/// then the group whose last claim is oldest among those with an eligible
+/// task of that priority (a walk of `concurrency_keys` by `last_claimed_at`
+/// that stops at the first group with one, each an index probe), then that
+/// group's oldest such task, locked. When the pick finds nothing (its task
+/// was taken by a concurrent claim: `SKIP LOCKED`) the claim-order candidate
+/// is taken instead, so a claim never comes back empty while a task is
+/// eligible.
+macro_rules! general_candidate {
+    ($dialect:tt, [$tenant:literal, $($p:literal),*]) => {
+        concat!(
+            "CASE WHEN EXISTS (SELECT 1 FROM tasks l WHERE l.tenant_id = ", $tenant,
+            " AND l.state = 'pending' AND l.concurrency_key IS NOT NULL) THEN COALESCE(",
+            fair_pick!($dialect, [$tenant, $($p),*]),
+            ", ",
+            candidate!($dialect, [$tenant, $($p),*], " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL"),
+            ") ELSE ",
+            candidate!($dialect, [$tenant, $($p),*], " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL"),
+            " END"
         )
     };
 }
@@ -114,12 +181,11 @@ macro_rules! claim_update {
                 $worker
             ),
             ", ",
-            candidate!(
+            general_candidate!(
                 $dialect,
                 [
                     $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
-                ],
-                " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL"
+                ]
             ),
             ") AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = ",
             $agent,

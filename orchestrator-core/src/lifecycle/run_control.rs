@@ -46,7 +46,7 @@ const BATCH: i64 = 200;
 const WAKE_WINDOW: Duration = Duration::seconds(2);
 
 /// The system actor of the job's changes.
-fn system(tenant_id: Uuid) -> Caller {
+pub(crate) fn system(tenant_id: Uuid) -> Caller {
     Caller {
         tenant_id,
         scope: Scope::Service,

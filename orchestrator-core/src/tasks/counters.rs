@@ -1,6 +1,7 @@
 //! What run control did in this process, for `/metrics`: plain counters,
 //! bumped where the thing happens (a retry scheduled by any failure path, a
-//! lease released, a create answered by its dedupe key, a task expired).
+//! lease released, a create answered by its dedupe key, a task expired, a
+//! claim refused by a flow limit).
 
 use std::sync::atomic::AtomicU64;
 
@@ -11,6 +12,11 @@ pub struct RunControlCounters {
     pub leases_expired: AtomicU64,
     pub dedupe_hits: AtomicU64,
     pub tasks_expired: AtomicU64,
+    /// Claim statements a flow limit refused because a concurrent claim took
+    /// the last slot or window room first (the claim ran again).
+    pub limit_races: AtomicU64,
+    /// Tasks first held back by a flow limit (`task.limit_waiting`).
+    pub limit_waiting: AtomicU64,
 }
 
 /// The process-wide counters (every replica in the process adds to them).

@@ -134,6 +134,14 @@ fn validate_run_control(request: &CreateTask) -> Result<()> {
             "must be 1 to 200 characters",
         ));
     }
+    for (field, key) in [
+        ("concurrency_key", &request.concurrency_key),
+        ("rate_limit_key", &request.rate_limit_key),
+    ] {
+        if let Some(key) = key {
+            crate::limits::check_key(field, key)?;
+        }
+    }
     Ok(())
 }
 
@@ -238,6 +246,7 @@ pub(crate) async fn insert_deduped(
         }
     }
     check_references(tx, tenant_id, &request).await?;
+    crate::limits::prepare_keys(tx, tenant_id, &request, now).await?;
     let workflow_id = match (request.workflow_id, request.work_item_id) {
         (Some(w), _) => Some(w),
         (None, Some(item)) => {
@@ -372,6 +381,12 @@ impl ControlPlane {
             // Work due later: the run-control job plans its wake-up.
             self.wake_background(run_at.as_datetime());
         }
+        if let (task, false) = &created
+            && (task.concurrency_key.is_some() || task.rate_limit_key.is_some())
+        {
+            // Its key may be full: the limits job records that it waits.
+            self.wake_background(crate::limits::recheck_after(self.now().as_datetime()));
+        }
         Ok(created)
     }
 
@@ -420,6 +435,7 @@ impl ControlPlane {
         // (store::begin_unguarded). A lookup can fail with a 400, so a
         // request with references keeps its savepoint.
         let references = request.workflow_id.is_some()
+            || request.rate_limit_key.is_some()
             || request.work_item_id.is_some()
             || request.workspace_id.is_some()
             || request.preferred_agent_id.is_some()

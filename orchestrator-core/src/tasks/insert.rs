@@ -64,6 +64,9 @@ pub(crate) struct RunControl {
     pub expires_at: Option<DateTime<Utc>>,
     pub heartbeat_timeout_seconds: Option<i32>,
     pub dedupe_key: Option<String>,
+    /// Flow limits (run control §6): checked by [`crate::limits::prepare_keys`].
+    pub concurrency_key: Option<String>,
+    pub rate_limit_key: Option<String>,
 }
 
 impl RunControl {
@@ -85,6 +88,8 @@ impl RunControl {
                 .or(request.ttl_seconds.map(after)),
             heartbeat_timeout_seconds: request.heartbeat_timeout_seconds.map(|s| s as i32),
             dedupe_key: request.dedupe_key.clone(),
+            concurrency_key: request.concurrency_key.clone(),
+            rate_limit_key: request.rate_limit_key.clone(),
         }
     }
 }
@@ -142,6 +147,8 @@ impl Fields {
             && request.ttl_seconds.is_none()
             && request.heartbeat_timeout_seconds.is_none()
             && request.dedupe_key.is_none()
+            && request.concurrency_key.is_none()
+            && request.rate_limit_key.is_none()
     }
 }
 
@@ -178,9 +185,9 @@ pub(crate) async fn insert_row(
          execution_backend, timeout_minutes, token_budget, cost_cap_usd, max_iterations, llm_max_retries, \
          auto_retry, max_retries, retry_count, metadata, preferred_agent_id, preferred_worker_id, created_at, updated_at, \
          execution_environment_id, execution_environment, run_at, retry_policy, heartbeat_timeout_seconds, \
-         expires_at, dedupe_key) \
+         expires_at, dedupe_key, concurrency_key, rate_limit_key) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'pending', $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-         $20, $21, $22, $23, $24, $25, 0, $26, $27, $28, $29, $29, $30, $31, $32, $33, $34, $35, $36) \
+         $20, $21, $22, $23, $24, $25, 0, $26, $27, $28, $29, $29, $30, $31, $32, $33, $34, $35, $36, $37, $38) \
          ON CONFLICT (tenant_id, dedupe_key) \
          WHERE dedupe_key IS NOT NULL AND state NOT IN ('completed', 'failed', 'cancelled') DO NOTHING \
          RETURNING ", task_columns!()
@@ -221,6 +228,8 @@ pub(crate) async fn insert_row(
     .bind(rc.heartbeat_timeout_seconds)
     .bind(rc.expires_at)
     .bind(&rc.dedupe_key)
+    .bind(&rc.concurrency_key)
+    .bind(&rc.rate_limit_key)
     .fetch_optional(c)
     .await)?)
 }

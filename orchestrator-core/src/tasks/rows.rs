@@ -77,6 +77,11 @@ pub(crate) struct TaskRow {
     pub cancel_requested: bool,
     pub expires_at: Option<DateTime<Utc>>,
     pub dedupe_key: Option<String>,
+    // Flow limits (issue 31; [`crate::limits`]).
+    pub concurrency_key: Option<String>,
+    pub rate_limit_key: Option<String>,
+    /// When the task was first held back by a limit (`task.limit_waiting`).
+    pub limit_waiting_at: Option<DateTime<Utc>>,
 }
 
 impl TaskRow {
@@ -160,6 +165,9 @@ impl TaskRow {
             heartbeat_timeout_seconds: self.heartbeat_timeout_seconds.map(i64::from),
             lease_expires_at: self.lease_expires_at().map(Into::into),
             dedupe_key: self.dedupe_key.clone(),
+            concurrency_key: self.concurrency_key.clone(),
+            rate_limit_key: self.rate_limit_key.clone(),
+            limit_waiting_at: self.limit_waiting_at.map(Into::into),
             latest_handoff: None,
         })
     }
@@ -176,7 +184,8 @@ macro_rules! task_columns {
          preferred_agent_id, preferred_worker_id, claimed_at, started_at, completed_at, \
          created_at, updated_at, execution_environment, run_at, attempt, retry_policy, \
          heartbeat_timeout_seconds, last_heartbeat_at, lease_lost_agent_id, progress, \
-         progress_at, cancel_requested, expires_at, dedupe_key"
+         progress_at, cancel_requested, expires_at, dedupe_key, concurrency_key, rate_limit_key, \
+         limit_waiting_at"
     };
 }
 pub(crate) use task_columns;

@@ -362,16 +362,20 @@ impl ControlPlane {
 
     /// `POST /workers/:id/next`: claims for one of the worker's agents (the
     /// given one, else each in turn until one gets a task); `None` is 204.
+    /// With `wait_seconds`, a long poll ([`crate::lifecycle::long_poll`]).
     pub async fn worker_next(
         &self,
         caller: &Caller,
         id: Uuid,
         request: WorkerNext,
     ) -> Result<Option<Task>> {
-        let (this, caller) = (self.clone(), caller.clone());
-        self.store()
-            .on_writer(async move { this.worker_next_here(&caller, id, request).await })
-            .await
+        let wait = crate::lifecycle::long_poll::requested_wait(request.wait_seconds)?;
+        crate::lifecycle::long_poll::long_poll(self.store(), wait, || {
+            let (this, caller, request) = (self.clone(), caller.clone(), request.clone());
+            self.store()
+                .on_writer(async move { this.worker_next_here(&caller, id, request).await })
+        })
+        .await
     }
 
     async fn worker_next_here(

@@ -61,6 +61,7 @@ export function taskPage(main, { params, setTitle }) {
         ['State', badge(task.state)], ['Stage', task.stage_name || '—'], ['Role', task.role || '—'],
         ['Assigned agent', agentName(names, task.assigned_agent_id)],
         ['Worker', workerName(names, task.assigned_worker_id)],
+        ...limitFacts(task),
         ['Claimed', at(task.claimed_at)], ['Started', at(task.started_at)], ['Ended', at(task.completed_at)],
         ['Duration', task.started_at ? duration(task.started_at, task.completed_at) : '—'],
         ['Required tags', task.required_tags.length ? task.required_tags.join(', ') : '—'],
@@ -190,4 +191,17 @@ export function logRow(row) {
     h('td', {}, row.status ? badge(row.status) : ''),
     h('td', { class: 'muted' }, row.actor_name || row.actor_type || ''),
     h('td', {}, row.task_id ? link(`/ui/tasks/${row.task_id}`, shortId(row.task_id)) : ''));
+}
+
+/** Flow limits: the task's keys, and when a limit held it back (see /ui/limits). */
+function limitFacts(task) {
+  const keys = [
+    ...(task.concurrency_key ? [['Concurrency key', link('/ui/limits', task.concurrency_key)]] : []),
+    ...(task.rate_limit_key ? [['Rate limit key', link('/ui/limits', task.rate_limit_key)]] : []),
+  ];
+  if (task.limit_waiting_at) {
+    const why = task.state === 'pending' ? 'waiting: its key is at its limit' : 'was held back by a limit';
+    keys.push(['Limit', [why, ' since ', when(task.limit_waiting_at)]]);
+  }
+  return keys;
 }

@@ -56,6 +56,7 @@ groups! {
     events,
     remote_mcp,
     webhooks,
+    limits,
     bulk_actions,
     environments,
     schedules,

@@ -16,6 +16,7 @@ mod environments;
 mod events;
 mod fleet;
 mod health;
+mod limits;
 mod logs;
 mod playbooks;
 mod remote_mcp;

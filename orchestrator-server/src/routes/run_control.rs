@@ -1,8 +1,8 @@
-//! The run-control rows of the route table: schedules, bulk actions and
-//! outbound webhooks (all admin). Kept apart so the main table stays
+//! The run-control rows of the route table: schedules, bulk actions,
+//! outbound webhooks and flow limits (all admin). Kept apart so the main table stays
 //! readable; [`super::table`] appends them.
 
-use super::{Route, bulk_actions, schedules, webhooks};
+use super::{Route, bulk_actions, limits, schedules, webhooks};
 use http::Method as M;
 use orchestrator_core::api::Scope::Admin;
 
@@ -95,6 +95,40 @@ pub(super) fn routes() -> Vec<Route> {
             "/api/v1/webhooks/{id}/deliveries/{delivery_id}/redeliver",
             Admin,
             webhooks::redeliver,
+        ),
+        // Flow limits (issue 31)
+        Route::scoped(
+            M::GET,
+            "/api/v1/concurrency-limits",
+            Admin,
+            limits::list_concurrency,
+        ),
+        Route::scoped(
+            M::GET,
+            "/api/v1/concurrency-limits/{key}",
+            Admin,
+            limits::get_concurrency,
+        ),
+        Route::scoped(
+            M::PUT,
+            "/api/v1/concurrency-limits/{key}",
+            Admin,
+            limits::set_concurrency,
+        ),
+        Route::scoped(
+            M::DELETE,
+            "/api/v1/concurrency-limits/{key}",
+            Admin,
+            limits::delete_concurrency,
+        ),
+        Route::scoped(M::GET, "/api/v1/rate-limits", Admin, limits::list_rate),
+        Route::scoped(M::GET, "/api/v1/rate-limits/{key}", Admin, limits::get_rate),
+        Route::scoped(M::PUT, "/api/v1/rate-limits/{key}", Admin, limits::set_rate),
+        Route::scoped(
+            M::DELETE,
+            "/api/v1/rate-limits/{key}",
+            Admin,
+            limits::delete_rate,
         ),
     ]
 }

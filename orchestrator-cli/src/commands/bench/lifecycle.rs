@@ -5,7 +5,7 @@
 //! agent runtime would make them, so a task costs four requests.
 
 use super::stats::{self, Recorder};
-use super::{FirstError, Outcome, Target, create_tasks, register_agents};
+use super::{Decorate, FirstError, Outcome, Target, create_tasks_with, register_agents};
 use anyhow::{Result, bail};
 use clap::Args;
 use orchestrator_client::api::{ClaimTask, CompleteTask, StartTask};
@@ -28,6 +28,18 @@ pub struct LifecycleArgs {
 }
 
 pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
+    run_with(target, args, None).await
+}
+
+/// [`run`] with `decorate` applied to each create (flow-limit keys: then a
+/// claim that finds nothing while tasks remain waits for a slot instead of
+/// ending the agent's loop).
+pub async fn run_with(
+    target: &Target,
+    args: LifecycleArgs,
+    decorate: Option<Decorate>,
+) -> Result<Outcome> {
+    let limited = decorate.is_some();
     if args.tasks == 0 || args.agents == 0 {
         bail!("--tasks and --agents must be at least 1");
     }
@@ -37,7 +49,16 @@ pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
     let mut recorder = Recorder::new();
 
     let started = Instant::now();
-    let created = create_tasks(target, args.tasks, creators, &mut recorder, &errors).await;
+    let created = create_tasks_with(
+        target,
+        args.tasks,
+        creators,
+        &mut recorder,
+        &errors,
+        decorate,
+    )
+    .await;
+    let remaining = Arc::new(std::sync::atomic::AtomicUsize::new(created.len()));
     let create_time = started.elapsed();
 
     let drain_started = Instant::now();
@@ -47,6 +68,7 @@ pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
         let client = target.client.clone();
         let bar = bar.clone();
         let errors = errors.clone();
+        let remaining = remaining.clone();
         handles.push(tokio::spawn(async move {
             let mut local = Recorder::new();
             let mut completed = 0u64;
@@ -65,6 +87,14 @@ pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
                     Ok(Some(task)) => task,
                     // Nothing pending: every task is claimed (the queue was
                     // filled before the agents started).
+                    // With flow limits a full key answers nothing while tasks
+                    // remain: wait for a slot.
+                    Ok(None)
+                        if limited && remaining.load(std::sync::atomic::Ordering::Relaxed) > 0 =>
+                    {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                        continue;
+                    }
                     Ok(None) => break,
                     Err(e) => {
                         local.errors += 1;
@@ -94,6 +124,7 @@ pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
                 match client.tasks().complete(task.id, &complete).await {
                     Ok(_) => {
                         local.record("POST /tasks/:id/complete", t.elapsed());
+                        remaining.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                         completed += 1;
                         bar.inc(1);
                     }

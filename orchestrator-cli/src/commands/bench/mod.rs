@@ -5,7 +5,8 @@
 //! claim → start → complete), `claim-latency` (open loop at a fixed arrival
 //! rate), `ingest` (log batches from C clients), `stream` (wake-up latency
 //! of a waiting worker), `noop` (`GET /api/v1/auth/me`: route + auth +
-//! envelope, the server's own ceiling). Every run states its parameters,
+//! envelope, the server's own ceiling), `limits` (the lifecycle plain and
+//! with flow limits, as a ratio). Every run states its parameters,
 //! backend, machine (cores) and build profile; percentiles come from
 //! hdrhistogram. Build with `--release`: a debug build says so in its report.
 //! Every request goes through the SDK, as a user's client would.
@@ -14,6 +15,7 @@ pub mod claim_latency;
 pub mod embedded;
 pub mod ingest;
 pub mod lifecycle;
+pub mod limits;
 pub mod noop;
 pub mod stats;
 pub mod stream;
@@ -69,6 +71,9 @@ pub enum Workload {
     Stream(stream::StreamArgs),
     /// `GET /api/v1/auth/me` from C clients: the server's own ceiling.
     Noop(noop::NoopArgs),
+    /// The lifecycle plain, then with flow limits (K concurrency keys of
+    /// limit L and one rate key): tasks/s of both and their ratio.
+    Limits(limits::LimitsArgs),
 }
 
 /// What a workload runs against.
@@ -163,6 +168,7 @@ pub async fn run(global: &GlobalOpts, args: BenchArgs) -> Result<()> {
         Workload::Ingest(a) => ingest::run(&target, a).await,
         Workload::Stream(a) => stream::run(&target, a).await,
         Workload::Noop(a) => noop::run(&target, a).await,
+        Workload::Limits(a) => limits::run(&target, a).await,
     };
     let server = target.embedded.as_ref().and_then(Embedded::memory);
     if let Some(embedded) = target.embedded.as_mut() {
@@ -346,6 +352,22 @@ pub async fn create_tasks(
     recorder: &mut stats::Recorder,
     errors: &std::sync::Arc<FirstError>,
 ) -> Vec<uuid::Uuid> {
+    create_tasks_with(target, count, concurrency, recorder, errors, None).await
+}
+
+/// What a workload adds to task `i`'s create (e.g. flow-limit keys).
+pub type Decorate =
+    std::sync::Arc<dyn Fn(usize, &mut orchestrator_client::api::CreateTask) + Send + Sync>;
+
+/// [`create_tasks`], with `decorate` applied to each request.
+pub async fn create_tasks_with(
+    target: &Target,
+    count: usize,
+    concurrency: usize,
+    recorder: &mut stats::Recorder,
+    errors: &std::sync::Arc<FirstError>,
+    decorate: Option<Decorate>,
+) -> Vec<uuid::Uuid> {
     let bar = target.progress(count as u64, "create");
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut handles = Vec::new();
@@ -354,6 +376,7 @@ pub async fn create_tasks(
         let next = next.clone();
         let bar = bar.clone();
         let errors = errors.clone();
+        let decorate = decorate.clone();
         handles.push(tokio::spawn(async move {
             let mut local = stats::Recorder::new();
             let mut ids = Vec::new();
@@ -362,12 +385,15 @@ pub async fn create_tasks(
                 if i >= count {
                     break;
                 }
-                let request = orchestrator_client::api::CreateTask {
+                let mut request = orchestrator_client::api::CreateTask {
                     title: format!("bench task {i}"),
                     task_type: "analysis".into(),
                     input: Some(serde_json::json!({ "n": i })),
                     ..Default::default()
                 };
+                if let Some(decorate) = &decorate {
+                    decorate(i, &mut request);
+                }
                 let t = std::time::Instant::now();
                 match client.tasks().create(&request).await {
                     Ok(task) => {

@@ -67,7 +67,7 @@ pub enum TasksCommand {
     )]
     ResolveEscalation(FeedbackArgs),
     /// Create a pending task.
-    Create(CreateArgs),
+    Create(Box<CreateArgs>),
     /// Claim the next task for an agent (prints nothing and exits 0 when none).
     Claim(ClaimArgs),
     /// Start a claimed task (as its agent).

@@ -249,6 +249,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
                 .await?
         }
         TasksCommand::Create(args) => {
+            let args = *args;
             let priority = match args.priority.as_deref() {
                 Some(p) => Some(Priority::parse(p).ok_or_else(|| {
                     anyhow::anyhow!("priority must be critical, high, normal or low")
