@@ -16,6 +16,20 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+/// `orch db restore --data-dir DIR --from FROM EXTRA...`.
+fn restore_args<'a>(dir: &'a str, from: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["db", "restore", "--data-dir", dir, "--from", from];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Runs `orch args`, expecting exit `code` and `says` in its error.
+async fn refused(args: &[&str], code: i32, says: &str) {
+    let output = orch(args).await;
+    assert_eq!(output.status.code(), Some(code), "{}", stderr(&output));
+    assert!(stderr(&output).contains(says), "{}", stderr(&output));
+}
+
 #[tokio::test]
 async fn a_backup_taken_while_writing_restores_into_a_fresh_data_dir_and_serves_the_same_data() {
     let dir = tempfile::tempdir().unwrap();
@@ -25,7 +39,11 @@ async fn a_backup_taken_while_writing_restores_into_a_fresh_data_dir_and_serves_
     let server = Arc::new(serve(["--data-dir", &live_arg], &key, true).await);
     for i in 0..20 {
         server
-            .ok("POST", "/tasks", json!({ "title": format!("before {i}"), "type": "code" }))
+            .ok(
+                "POST",
+                "/tasks",
+                json!({ "title": format!("before {i}"), "type": "code" }),
+            )
             .await;
     }
 
@@ -39,7 +57,10 @@ async fn a_backup_taken_while_writing_restores_into_a_fresh_data_dir_and_serves_
             while !stop.load(Ordering::SeqCst) {
                 let body = json!({ "title": format!("during {i}"), "type": "code" });
                 let id = server.ok("POST", "/tasks", body).await["id"].clone();
-                acknowledged.lock().unwrap().push(id.as_str().unwrap().to_owned());
+                acknowledged
+                    .lock()
+                    .unwrap()
+                    .push(id.as_str().unwrap().to_owned());
                 i += 1;
             }
         }
@@ -48,12 +69,25 @@ async fn a_backup_taken_while_writing_restores_into_a_fresh_data_dir_and_serves_
     let before_backup = acknowledged.lock().unwrap().clone();
     let backup = dir.path().join("orch-backup.db");
     let backup_arg = backup.display().to_string();
-    let made = orch(&["db", "backup", "--data-dir", &live_arg, "--to", &backup_arg, "-o", "json"]).await;
+    let made = orch(&[
+        "db",
+        "backup",
+        "--data-dir",
+        &live_arg,
+        "--to",
+        &backup_arg,
+        "-o",
+        "json",
+    ])
+    .await;
     let report = stdout_json(&made);
     tokio::time::sleep(Duration::from_millis(300)).await;
     stop.store(true, Ordering::SeqCst);
     writer.await.unwrap();
-    assert!(!before_backup.is_empty(), "the writer wrote during the backup");
+    assert!(
+        !before_backup.is_empty(),
+        "the writer wrote during the backup"
+    );
     assert!(
         acknowledged.lock().unwrap().len() > before_backup.len(),
         "the writer went on while the backup ran"
@@ -61,22 +95,37 @@ async fn a_backup_taken_while_writing_restores_into_a_fresh_data_dir_and_serves_
     assert_eq!(report["backup"], backup_arg.as_str());
     assert!(report["bytes"].as_u64().unwrap() > 0);
     #[cfg(unix)]
-    assert_eq!(common::served::mode(&backup), 0o600, "the backup holds secrets");
+    assert_eq!(
+        common::served::mode(&backup),
+        0o600,
+        "the backup holds secrets"
+    );
 
     // A second backup to the same name is refused (exit 5) unless asked.
-    let again = orch(&["db", "backup", "--data-dir", &live_arg, "--to", &backup_arg]).await;
-    assert_eq!(again.status.code(), Some(5), "{}", stderr(&again));
-    assert!(stderr(&again).contains("--overwrite"), "{}", stderr(&again));
+    refused(
+        &["db", "backup", "--data-dir", &live_arg, "--to", &backup_arg],
+        5,
+        "--overwrite",
+    )
+    .await;
 
     // The backup checks clean.
-    let checked = orch(&["db", "check", "--database-url", &format!("sqlite://{backup_arg}"), "-o", "json"]).await;
+    let checked = orch(&[
+        "db",
+        "check",
+        "--database-url",
+        &format!("sqlite://{backup_arg}"),
+        "-o",
+        "json",
+    ])
+    .await;
     assert_eq!(stdout_json(&checked)["ok"], true);
 
     // Restore into a fresh data directory and serve it, without the
     // bootstrap key: the key comes from the backup.
     let restored = dir.path().join("restored");
     let restored_arg = restored.display().to_string();
-    let done = orch(&["db", "restore", "--data-dir", &restored_arg, "--from", &backup_arg, "-o", "json"]).await;
+    let done = orch(&restore_args(&restored_arg, &backup_arg, &["-o", "json"])).await;
     let done = stdout_json(&done);
     assert_eq!(done["replaced"], false);
     #[cfg(unix)]
@@ -89,7 +138,10 @@ async fn a_backup_taken_while_writing_restores_into_a_fresh_data_dir_and_serves_
     let tasks = tasks.as_array().unwrap();
     let ids: Vec<&str> = tasks.iter().map(|t| t["id"].as_str().unwrap()).collect();
     for id in &before_backup {
-        assert!(ids.contains(&id.as_str()), "task {id}, acknowledged before the backup, was restored");
+        assert!(
+            ids.contains(&id.as_str()),
+            "task {id}, acknowledged before the backup, was restored"
+        );
     }
     assert!(tasks.len() >= 20 + before_backup.len());
     // Each restored task reads as the live server reads it.
@@ -100,37 +152,68 @@ async fn a_backup_taken_while_writing_restores_into_a_fresh_data_dir_and_serves_
     }
 
     // A restore over a served database is refused (exit 5), even with --replace.
-    let refused = orch(&["db", "restore", "--data-dir", &restored_arg, "--from", &backup_arg, "--replace"]).await;
-    assert_eq!(refused.status.code(), Some(5), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("stop it first"), "{}", stderr(&refused));
+    refused(
+        &restore_args(&restored_arg, &backup_arg, &["--replace"]),
+        5,
+        "stop it first",
+    )
+    .await;
     second.stop().await;
     // Stopped: refused without --replace, done with it.
-    let refused = orch(&["db", "restore", "--data-dir", &restored_arg, "--from", &backup_arg]).await;
-    assert_eq!(refused.status.code(), Some(5), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("--replace"), "{}", stderr(&refused));
-    let done = orch(&["db", "restore", "--data-dir", &restored_arg, "--from", &backup_arg, "--replace", "-o", "json"]).await;
+    refused(
+        &restore_args(&restored_arg, &backup_arg, &[]),
+        5,
+        "--replace",
+    )
+    .await;
+    let done = orch(&restore_args(
+        &restored_arg,
+        &backup_arg,
+        &["--replace", "-o", "json"],
+    ))
+    .await;
     assert_eq!(stdout_json(&done)["replaced"], true);
 
     // Only orch databases are restored.
     let text = dir.path().join("notes.txt");
     std::fs::write(&text, "not a database at all").unwrap();
-    let refused = orch(&["db", "restore", "--data-dir", &restored_arg, "--from", &text.display().to_string(), "--replace"]).await;
-    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("not a SQLite database"), "{}", stderr(&refused));
+    refused(
+        &restore_args(&restored_arg, &text.display().to_string(), &["--replace"]),
+        1,
+        "not a SQLite database",
+    )
+    .await;
     let other = dir.path().join("other.db");
-    let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", other.display()))
+    let mut conn =
+        sqlx::SqliteConnection::connect(&format!("sqlite://{}?mode=rwc", other.display()))
+            .await
+            .unwrap();
+    sqlx::query("CREATE TABLE notes (body TEXT)")
+        .execute(&mut conn)
         .await
         .unwrap();
-    sqlx::query("CREATE TABLE notes (body TEXT)").execute(&mut conn).await.unwrap();
     conn.close().await.unwrap();
-    let refused = orch(&["db", "restore", "--data-dir", &restored_arg, "--from", &other.display().to_string(), "--replace"]).await;
-    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("not an orch database"), "{}", stderr(&refused));
+    refused(
+        &restore_args(&restored_arg, &other.display().to_string(), &["--replace"]),
+        1,
+        "not an orch database",
+    )
+    .await;
 
     // PostgreSQL is backed up with its own tools.
-    let refused = orch(&["db", "backup", "--database-url", "postgres://nobody@127.0.0.1:1/none", "--to", &backup_arg]).await;
-    assert_eq!(refused.status.code(), Some(1));
-    assert!(stderr(&refused).contains("pg_dump"), "{}", stderr(&refused));
+    refused(
+        &[
+            "db",
+            "backup",
+            "--database-url",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--to",
+            &backup_arg,
+        ],
+        1,
+        "pg_dump",
+    )
+    .await;
 
     Arc::into_inner(server).unwrap().stop().await;
 }
@@ -150,10 +233,18 @@ async fn check_passes_good_databases_and_fails_a_corrupted_file() {
     let checked = stdout_json(&orch(&["db", "check", "--data-dir", &data_arg, "-o", "json"]).await);
     assert_eq!(checked["ok"], true, "{checked}");
     assert_eq!(checked["backend"], "sqlite");
-    let names: Vec<&str> = checked["checks"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = checked["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["integrity", "foreign keys", "schema"]);
     assert!(checked["schema"]["pending"].as_array().unwrap().is_empty());
-    assert_eq!(checked["schema"]["version"], checked["schema"]["latest_known"]);
+    assert_eq!(
+        checked["schema"]["version"],
+        checked["schema"]["latest_known"]
+    );
 
     // The same database in the suite's backend (PostgreSQL when configured).
     let mut suite = orchestrator_tests::TestServer::start().await;
@@ -166,7 +257,19 @@ async fn check_passes_good_databases_and_fails_a_corrupted_file() {
     // A copy with damaged pages fails, exit 1, naming the integrity check.
     let copy = dir.path().join("copy.db");
     let copy_arg = copy.display().to_string();
-    stdout_json(&orch(&["db", "backup", "--data-dir", &data_arg, "--to", &copy_arg, "-o", "json"]).await);
+    stdout_json(
+        &orch(&[
+            "db",
+            "backup",
+            "--data-dir",
+            &data_arg,
+            "--to",
+            &copy_arg,
+            "-o",
+            "json",
+        ])
+        .await,
+    );
     server.stop().await;
     let mut bytes = std::fs::read(&copy).unwrap();
     let page = u16::from_be_bytes([bytes[16], bytes[17]]) as usize;
@@ -177,18 +280,36 @@ async fn check_passes_good_databases_and_fails_a_corrupted_file() {
         bytes[at..at + 64].fill(0xA5);
     }
     std::fs::write(&copy, &bytes).unwrap();
-    let failed = orch(&["db", "check", "--database-url", &format!("sqlite://{copy_arg}"), "-o", "json"]).await;
+    let failed = orch(&[
+        "db",
+        "check",
+        "--database-url",
+        &format!("sqlite://{copy_arg}"),
+        "-o",
+        "json",
+    ])
+    .await;
     assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
     let report: Value = serde_json::from_slice(&failed.stdout).expect("the report still prints");
     assert_eq!(report["ok"], false);
     let integrity = &report["checks"][0];
     assert_eq!(integrity["name"], "integrity");
     assert_eq!(integrity["ok"], false, "{report}");
-    assert!(stderr(&failed).contains("failed its check"), "{}", stderr(&failed));
+    assert!(
+        stderr(&failed).contains("failed its check"),
+        "{}",
+        stderr(&failed)
+    );
 
     // A file that is not there is an error, not a new database.
     let missing = dir.path().join("missing.db");
-    let failed = orch(&["db", "check", "--database-url", &format!("sqlite://{}", missing.display())]).await;
+    let failed = orch(&[
+        "db",
+        "check",
+        "--database-url",
+        &format!("sqlite://{}", missing.display()),
+    ])
+    .await;
     assert_eq!(failed.status.code(), Some(1));
     assert!(!missing.exists(), "check created a database");
 }

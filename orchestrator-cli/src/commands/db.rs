@@ -25,18 +25,15 @@ pub enum DbCommand {
     /// server stopped. Checks that the file is an orch database this
     /// version can serve first. Works on the database file, not through
     /// the API.
-    #[command(
-        after_help = "Examples:\n  orch db restore --from /backups/orch.db --data-dir /var/lib/orch\n  \
-                      orch db restore --from /backups/orch.db --replace"
-    )]
+    #[command(after_help = "Examples:\n  \
+                      orch db restore --from /backups/orch.db --data-dir /var/lib/orch\n  \
+                      orch db restore --from /backups/orch.db --replace")]
     Restore(RestoreArgs),
     /// Check the database: the engine's integrity check, the schema version
     /// against this orch, pending migrations. Exits 1 when a check fails.
     /// Works on the database directly (the server may run).
-    #[command(
-        after_help = "Examples:\n  orch db check --data-dir /var/lib/orch\n  \
-                      orch db check --database-url postgres://orch@db/orch -o json"
-    )]
+    #[command(after_help = "Examples:\n  orch db check --data-dir /var/lib/orch\n  \
+                      orch db check --database-url postgres://orch@db/orch -o json")]
     Check(CheckArgs),
     /// Copy the embedded SQLite database into an empty PostgreSQL database,
     /// with the server stopped: every table, ids and sealed secrets as they
@@ -171,9 +168,7 @@ pub async fn run(global: &GlobalOpts, command: DbCommand) -> anyhow::Result<()> 
             }
         }
         DbCommand::Copy(args) => {
-            let done = offline::copy(&args.from, &args.to)
-                .await
-                .map_err(refusal)?;
+            let done = offline::copy(&args.from, &args.to).await.map_err(refusal)?;
             output::emit(format, &done, || {
                 let mut table = output::table(&["table", "rows", "checksum"]);
                 for copied in &done.tables {

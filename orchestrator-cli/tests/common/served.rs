@@ -43,6 +43,7 @@ pub async fn serve(database: [&str; 2], key: &str, bootstrap: bool) -> Served {
         command.env("ORCH_BOOTSTRAP_ADMIN_KEY", key);
     }
     let child = command.spawn().expect("orch serve starts");
+    orchestrator_client::install_crypto_provider();
     let served = Served {
         child,
         base: format!("http://127.0.0.1:{port}"),
@@ -50,7 +51,11 @@ pub async fn serve(database: [&str; 2], key: &str, bootstrap: bool) -> Served {
         http: reqwest::Client::new(),
     };
     for _ in 0..600 {
-        if let Ok(r) = served.http.get(format!("{}/readyz", served.base)).send().await
+        if let Ok(r) = served
+            .http
+            .get(format!("{}/readyz", served.base))
+            .send()
+            .await
             && r.status().is_success()
         {
             return served;
@@ -61,7 +66,13 @@ pub async fn serve(database: [&str; 2], key: &str, bootstrap: bool) -> Served {
 }
 
 impl Served {
-    pub async fn call_as(&self, key: &str, method: &str, path: &str, body: Value) -> (StatusCode, Value) {
+    pub async fn call_as(
+        &self,
+        key: &str,
+        method: &str,
+        path: &str,
+        body: Value,
+    ) -> (StatusCode, Value) {
         let url = format!("{}/api/v1{path}", self.base);
         let request = match method {
             "GET" => self.http.get(url),
@@ -71,7 +82,10 @@ impl Served {
         let response = request.bearer_auth(key).send().await.unwrap();
         let status = response.status();
         let text = response.text().await.unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     pub async fn call(&self, method: &str, path: &str, body: Value) -> (StatusCode, Value) {
@@ -127,7 +141,12 @@ pub async fn claimed_task(server: &Served, agent: &(String, String), title: &str
         .unwrap()
         .to_owned();
     let (status, claimed) = server
-        .call_as(&agent.1, "POST", "/tasks/claim", json!({ "agent_id": agent.0 }))
+        .call_as(
+            &agent.1,
+            "POST",
+            "/tasks/claim",
+            json!({ "agent_id": agent.0 }),
+        )
         .await;
     assert_eq!(status, StatusCode::OK, "{claimed}");
     assert_eq!(claimed["data"]["id"], id.as_str());

@@ -43,6 +43,7 @@ use writer_thread::WriterThread;
 
 use crate::api::Event;
 use crate::error::{Error, Result};
+use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, PgConnection, PgPool, SqliteConnection, SqlitePool};
@@ -74,9 +75,8 @@ macro_rules! on_db {
 }
 pub(crate) use on_db;
 
-pub(crate) static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
-pub(crate) static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator =
-    sqlx::migrate!("./migrations/postgres");
+pub(crate) static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(crate) static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// How many committed events the in-process bus buffers for slow subscribers.
 const EVENT_BUS_CAPACITY: usize = 4096;

@@ -182,9 +182,9 @@ async fn vacuum_into(conn: &mut SqliteConnection, dest: &Path) -> Result<PathBuf
     options
         .open(&partial)
         .context(|| format!("cannot create {}", partial.display()))?;
-    let path = partial.to_str().ok_or_else(|| {
-        OfflineError::Invalid(format!("not a UTF-8 path: {}", partial.display()))
-    })?;
+    let path = partial
+        .to_str()
+        .ok_or_else(|| OfflineError::Invalid(format!("not a UTF-8 path: {}", partial.display())))?;
     if let Err(e) = sqlx::query("VACUUM INTO $1")
         .bind(path)
         .execute(&mut *conn)

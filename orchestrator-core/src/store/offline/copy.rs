@@ -167,7 +167,12 @@ async fn prepare_target(pg: &mut PgConnection, target: &str) -> Result<()> {
     if status.is_none() && !existing.is_empty() {
         return Err(OfflineError::Refused(format!(
             "{target} is not empty: it has tables that are not orch's ({})",
-            existing.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            existing
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         )));
     }
     if let Some(status) = status {
@@ -311,8 +316,10 @@ async fn order_by_references(
     .fetch_all(&mut *pg)
     .await
     .context(|| "cannot read the foreign keys".into())?;
-    let mut waiting: BTreeMap<&str, BTreeSet<&str>> =
-        tables.iter().map(|t| (t.as_str(), BTreeSet::new())).collect();
+    let mut waiting: BTreeMap<&str, BTreeSet<&str>> = tables
+        .iter()
+        .map(|t| (t.as_str(), BTreeSet::new()))
+        .collect();
     for (child, parent) in &edges {
         if child == parent {
             return Err(OfflineError::Failed(format!(
@@ -521,7 +528,9 @@ pub(super) fn quote(name: &str) -> String {
 /// A URL without its password.
 fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => format!("{}***{}", &url[..scheme + 3], &url[at..]),
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}***{}", &url[..scheme + 3], &url[at..])
+        }
         _ => url.to_owned(),
     }
 }

@@ -134,7 +134,10 @@ impl SchemaStatus {
 
     /// One line: the version and what is pending.
     pub fn summary(&self) -> String {
-        let mut line = format!("version {} (this orch: {})", self.version, self.latest_known);
+        let mut line = format!(
+            "version {} (this orch: {})",
+            self.version, self.latest_known
+        );
         if !self.pending.is_empty() {
             line.push_str(&format!(
                 "; pending migrations {} (orch serve applies them at start)",
