@@ -150,6 +150,10 @@ pub enum Command {
     /// (create an admin key when none is known).
     #[command(subcommand)]
     Admin(crate::commands::admin::AdminCommand),
+    /// Back up, restore, check, or copy to PostgreSQL the server's database,
+    /// working on the database itself (not through the API).
+    #[command(subcommand)]
+    Db(crate::commands::db::DbCommand),
     /// Check an API key against a server and save it in a profile.
     Login(login::LoginArgs),
     /// Show who the current credential is.

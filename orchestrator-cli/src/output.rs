@@ -63,6 +63,24 @@ impl std::fmt::Display for NotFound {
 
 impl std::error::Error for NotFound {}
 
+/// A local command refused to run because it would harm data as it stands
+/// (exit 5, like the API's conflicts).
+#[derive(Debug)]
+pub struct Conflict(pub String);
+
+impl std::fmt::Display for Conflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Conflict {}
+
+/// `anyhow::Error` of a [`Conflict`].
+pub fn conflict(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(Conflict(message.into()))
+}
+
 /// `anyhow::Error` of a [`Usage`] error.
 pub fn usage(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(Usage(message.into()))
@@ -376,6 +394,9 @@ pub fn report_error(error: &anyhow::Error) -> ExitCode {
     }
     if error.chain().any(|e| e.is::<NotFound>()) {
         return ExitCode::from(4);
+    }
+    if error.chain().any(|e| e.is::<Conflict>()) {
+        return ExitCode::from(5);
     }
     ExitCode::FAILURE
 }

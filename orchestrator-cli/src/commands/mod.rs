@@ -8,6 +8,7 @@ pub mod bench;
 pub mod bulk;
 pub mod catalog;
 pub mod completions;
+pub mod db;
 pub mod docs;
 pub mod environments;
 pub mod events;
@@ -49,6 +50,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve::run(args).await,
         Command::Admin(command) => admin::run(command).await,
+        Command::Db(command) => db::run(&global, command).await,
         Command::Login(args) => login::run(&global, args).await,
         Command::Whoami => {
             let me = config::client(&global)?.auth().me().await?;

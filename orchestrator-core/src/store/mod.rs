@@ -21,14 +21,17 @@
 
 mod checkpoint;
 mod combine;
+mod data_lock;
 mod deferred;
 mod file_mode;
 mod group_commit;
 mod health;
 mod notify;
+pub mod offline;
 mod stored_json;
 mod writer_thread;
 pub(crate) use combine::{Combine, Combined, Post};
+pub use data_lock::{DataLock, LockFailure};
 pub(crate) use deferred::{DeferKind, Deferred, WithParts, arg_count, push_arg};
 pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
@@ -40,6 +43,7 @@ use writer_thread::WriterThread;
 
 use crate::api::Event;
 use crate::error::{Error, Result};
+use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{ConnectOptions, PgConnection, PgPool, SqliteConnection, SqlitePool};
@@ -71,8 +75,8 @@ macro_rules! on_db {
 }
 pub(crate) use on_db;
 
-static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
-static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+pub(crate) static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(crate) static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// How many committed events the in-process bus buffers for slow subscribers.
 const EVENT_BUS_CAPACITY: usize = 4096;
@@ -157,6 +161,8 @@ enum Backend {
         /// Where the hot writes run, beside the writer connection's own
         /// thread ([`writer_thread`]).
         writer_thread: WriterThread,
+        /// Held while the store lives ([`data_lock`]).
+        _lock: Option<DataLock>,
     },
     Postgres {
         pool: PgPool,
@@ -281,6 +287,7 @@ impl Store {
         {
             let path = path.split('?').next().unwrap_or(path);
             file_mode::prepare(Path::new(path))?;
+            let lock = data_lock::for_store(Path::new(path))?;
             let connect = SqliteConnectOptions::new()
                 .filename(path)
                 .create_if_missing(true)
@@ -335,6 +342,7 @@ impl Store {
                 writers: Writers::new(vec![writer]),
                 checkpointer,
                 writer_thread,
+                _lock: lock,
             }
         } else {
             return Err(Error::validation(
