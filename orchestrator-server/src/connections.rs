@@ -187,7 +187,7 @@ impl Connections {
             ),
             retry_after_secs: 1,
         }
-        .to_raw_response(&uuid::Uuid::new_v4().to_string());
+        .into_raw_response(&uuid::Uuid::new_v4().to_string());
         let _ = stream.try_write(&bytes);
         self.metrics.connection_refused();
         let mut log = self.refusals.lock().expect("refusal log poisoned");

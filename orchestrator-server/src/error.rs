@@ -55,7 +55,7 @@ impl ApiError {
 
     /// The answer as bytes on the wire (`HTTP/1.1`, `Connection: close`),
     /// for a connection refused before any HTTP machinery takes it.
-    pub(crate) fn to_raw_response(self, request_id: &str) -> Vec<u8> {
+    pub(crate) fn into_raw_response(self, request_id: &str) -> Vec<u8> {
         let (status, extra, body) = self.envelope(request_id);
         let mut out = format!(
             "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
