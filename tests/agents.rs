@@ -59,6 +59,8 @@ async fn agents_register_heartbeat_and_read_and_workers_claim_for_their_agents()
         own.agents().get(agent.id).await.unwrap().api_key.is_none(),
         "the key is shown once"
     );
+    // Registration issues a key unless asked not to (the contract's other
+    // implementation does, and its SDK relies on it).
     let other = admin
         .agents()
         .register(&RegisterAgent {
@@ -67,12 +69,29 @@ async fn agents_register_heartbeat_and_read_and_workers_claim_for_their_agents()
         })
         .await
         .unwrap();
+    assert!(
+        other
+            .api_key
+            .as_deref()
+            .is_some_and(|k| k.starts_with("orch_agent_")),
+        "a key by default: {other:?}"
+    );
+    let keyless = admin
+        .agents()
+        .register(&RegisterAgent {
+            name: "keyless".into(),
+            issue_api_key: Some(false),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(keyless.api_key.is_none(), "issue_api_key: false opts out");
     assert_eq!(
         own.agents().heartbeat(other.id).await.unwrap_err().status(),
         Some(403)
     );
     let list = admin.agents().list(Default::default()).await.unwrap();
-    assert_eq!(list.total, 2);
+    assert_eq!(list.total, 3);
     assert!(list.items.iter().any(|a| a.id == other.id));
 
     // Workers: an agent key cannot register one; a worker key can.

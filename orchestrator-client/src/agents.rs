@@ -16,7 +16,8 @@ pub struct Agents<'c> {
 }
 
 impl Agents<'_> {
-    /// `POST /agents/register`: `api_key` is set when `issue_api_key` was true.
+    /// `POST /agents/register`: `api_key` carries the agent's new key unless
+    /// `issue_api_key` was `Some(false)`.
     pub async fn register(&self, request: &RegisterAgent) -> Result<Agent> {
         self.client
             .data(

@@ -5,8 +5,9 @@
 //! `orchestrator` tag. The stored status is `active` or `inactive` (set by
 //! the liveness monitor after 2 x the heartbeat interval);
 //! reads report `busy` for an active agent holding a claimed or in-progress
-//! task. `issue_api_key: true` issues an agent-scope key bound to the new
-//! agent (shown once in `api_key`).
+//! task. Registration issues an agent-scope key bound to the new agent
+//! (shown once in `api_key`) unless the request says `issue_api_key: false`,
+//! as the contract's other implementation and its SDK expect.
 
 use crate::api::{
     Agent, AgentProtocol, AgentTools, ExecutionMode, HeartbeatAck, Page, PageRequest,
@@ -291,7 +292,7 @@ impl ControlPlane {
         )
         .await?;
         let mut agent = row.to_api();
-        if request.issue_api_key == Some(true) {
+        if request.issue_api_key != Some(false) {
             agent.api_key =
                 Some(issue_key(&mut write.tx, caller.tenant_id, row.id, &row.name).await?);
         }

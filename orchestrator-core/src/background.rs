@@ -78,6 +78,11 @@ const JOBS: &[Job] = &[
         run: |core| Box::pin(core.limits_job()),
     },
     Job {
+        name: "statistics",
+        woken: false,
+        run: |core| Box::pin(core.statistics_job()),
+    },
+    Job {
         name: "retention",
         woken: false,
         run: |core| Box::pin(core.retention_job()),
@@ -159,6 +164,21 @@ impl ControlPlane {
             .config()
             .liveness_interval
             .max(Duration::from_millis(50));
+        Ok(Some(after(self.clock().now(), every)))
+    }
+
+    /// Fresh planner statistics for hot tables that grew
+    /// ([`crate::statistics`]), every
+    /// [`crate::CoreConfig::statistics_interval`].
+    pub(crate) async fn statistics_job(&self) -> Result<Due> {
+        let analyzed = self.analyze_grown_tables().await?;
+        if !analyzed.is_empty() {
+            tracing::info!(tables = ?analyzed, "analyzed tables that grew since their statistics");
+        }
+        let every = self
+            .config()
+            .statistics_interval
+            .max(Duration::from_millis(100));
         Ok(Some(after(self.clock().now(), every)))
     }
 

@@ -36,6 +36,10 @@ pub struct CoreConfig {
     /// A directory that replaces the bundled community catalog
     /// (`ORCH_CATALOG_DIR`); see [`crate::catalog`] for its layout.
     pub catalog_dir: Option<std::path::PathBuf>,
+    /// How often the background runner looks for hot tables that grew by
+    /// [`crate::statistics::GROWTH`] since their statistics (PostgreSQL;
+    /// default 60 s).
+    pub statistics_interval: Duration,
     /// How often an idle stream sends a heartbeat (default 15 s).
     pub stream_heartbeat: Duration,
     /// How long a stream waits for a client that takes no frames before it
@@ -80,6 +84,7 @@ impl CoreConfig {
             liveness_interval: Duration::from_secs(10),
             liveness_grace: Duration::from_secs(60),
             catalog_dir: None,
+            statistics_interval: Duration::from_secs(60),
             stream_heartbeat: Duration::from_secs(15),
             stream_slow_consumer_timeout: Duration::from_secs(30),
             allow_private_network: false,

@@ -88,6 +88,8 @@ pub mod secrets;
 #[cfg(feature = "store")]
 mod startup;
 #[cfg(feature = "store")]
+pub mod statistics;
+#[cfg(feature = "store")]
 pub mod store;
 #[cfg(feature = "store")]
 pub mod tags;

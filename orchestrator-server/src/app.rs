@@ -33,12 +33,15 @@ pub(crate) struct App {
     pub metrics: Arc<Metrics>,
     /// Turns `true` when the server shuts down; streams end on it.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// The cap on event streams open at once.
+    pub streams: crate::sse::StreamCap,
 }
 
 impl App {
     pub fn new(
         core: ControlPlane,
         rate_limit_per_minute: u32,
+        max_streams: usize,
         stopping: tokio::sync::watch::Receiver<bool>,
     ) -> Self {
         Self {
@@ -47,6 +50,7 @@ impl App {
             limiter: Limiter::new(rate_limit_per_minute),
             metrics: Arc::new(Metrics::new()),
             stopping,
+            streams: crate::sse::StreamCap::new(max_streams),
         }
     }
 
@@ -59,6 +63,7 @@ impl App {
             limiter: None,
             metrics: Arc::clone(&main.metrics),
             stopping: main.stopping.clone(),
+            streams: crate::sse::StreamCap::new(0),
         }
     }
 

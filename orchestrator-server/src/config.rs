@@ -30,7 +30,27 @@ pub struct ServerConfig {
     /// Prometheus scraper on a private network); `None` by default, when
     /// `/metrics` on the API address needs an admin key.
     pub metrics_listen: Option<SocketAddr>,
+    /// How long a request head may take from its first byte (and a new
+    /// connection to send its first one).
+    pub header_read_timeout: Duration,
+    /// How long a keep-alive connection may wait for its next request.
+    pub idle_timeout: Duration,
+    /// Client connections held at most; 0 derives the cap from the
+    /// open-file limit (which the server raises to its hard limit at start),
+    /// and a larger number is lowered to it.
+    pub max_open_connections: usize,
+    /// Server-sent event streams open at most on this replica; past it a
+    /// new stream is refused with `503`.
+    pub max_streams: usize,
 }
+
+/// Default time a request head may take to arrive (from its first byte, or
+/// from the connection's opening for its first request).
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time a keep-alive connection may wait for its next request.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default cap on open event streams per replica.
+pub const DEFAULT_MAX_STREAMS: usize = 5000;
 
 impl ServerConfig {
     pub fn new(listen: SocketAddr, database_url: impl Into<String>) -> Self {
@@ -41,6 +61,10 @@ impl ServerConfig {
             shutdown_grace: Duration::from_secs(30),
             dashboard_listen: None,
             metrics_listen: None,
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            max_open_connections: 0,
+            max_streams: DEFAULT_MAX_STREAMS,
         }
     }
 

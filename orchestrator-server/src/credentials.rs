@@ -15,9 +15,11 @@ use crate::request::Req;
 use cookie::time::OffsetDateTime;
 use cookie::{Cookie, SameSite};
 use http::{HeaderValue, Method, header};
-use orchestrator_core::Error;
 use orchestrator_core::api::Timestamp;
+use orchestrator_core::auth::HeldCredential;
 use orchestrator_core::auth::sessions::IssuedSession;
+use orchestrator_core::{ControlPlane, Error};
+use std::time::Duration;
 
 pub(crate) const ACCESS_COOKIE: &str = "service_access_token";
 pub(crate) const REFRESH_COOKIE: &str = "service_refresh_token";
@@ -67,6 +69,42 @@ pub(crate) fn cookie_value(headers: &http::HeaderMap, name: &str) -> Option<Stri
         .find(|c| c.name() == name)
         .map(|c| c.value().to_owned())
         .filter(|v| !v.is_empty())
+}
+
+/// The credential an event stream or a worker websocket was opened with,
+/// to check again while it stays open; `None` for a public route.
+pub(crate) fn held(core: &ControlPlane, req: &Req) -> Option<HeldCredential> {
+    let caller = req.caller.as_ref()?;
+    match presented(req.headers()).ok()? {
+        Presented::Bearer(token) | Presented::Cookie(token) => {
+            Some(core.held_credential(caller, &token))
+        }
+        Presented::None => None,
+    }
+}
+
+/// Checks a held credential every half of the credential cache's lifetime
+/// (at most every second), starting at a random point of the first period
+/// so streams opened together do not all miss the cache together. Resolves
+/// once the credential has been revoked (never while it holds, nor when
+/// the check itself fails for another reason, such as a database outage).
+pub(crate) async fn revoked(core: &ControlPlane, held: Option<HeldCredential>) {
+    let Some(held) = held else {
+        return std::future::pending().await;
+    };
+    let every = (core.config().credential_cache_ttl / 2)
+        .clamp(Duration::from_millis(100), Duration::from_secs(1));
+    let millis = u64::try_from(every.as_millis()).unwrap_or(1000).max(1);
+    let offset =
+        Duration::from_millis((uuid::Uuid::new_v4().as_u128() % u128::from(millis)) as u64);
+    let mut next = tokio::time::Instant::now() + offset;
+    loop {
+        tokio::time::sleep_until(next).await;
+        if let Err(Error::Unauthorized { .. }) = core.recheck_credential(&held).await {
+            return;
+        }
+        next += every;
+    }
 }
 
 /// Methods that change state and so need the CSRF header under cookie auth.

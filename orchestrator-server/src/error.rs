@@ -15,6 +15,13 @@ pub(crate) enum ApiError {
     RouteNotFound { path: String },
     #[error("method {method} is not allowed here")]
     MethodNotAllowed { method: String, allow: String },
+    /// This replica is at one of its own limits (open connections, open
+    /// streams): `503` with `Retry-After`, the database being fine.
+    #[error("{message}")]
+    Busy {
+        message: String,
+        retry_after_secs: u64,
+    },
 }
 
 /// The HTTP status of each machine code: the only place statuses are chosen.
@@ -42,12 +49,52 @@ impl ApiError {
             Self::Core(e) => e.code(),
             Self::RouteNotFound { .. } => ErrorCode::NotFound,
             Self::MethodNotAllowed { .. } => ErrorCode::MethodNotAllowed,
+            Self::Busy { .. } => ErrorCode::ServiceUnavailable,
         }
+    }
+
+    /// The answer as bytes on the wire (`HTTP/1.1`, `Connection: close`),
+    /// for a connection refused before any HTTP machinery takes it.
+    pub(crate) fn into_raw_response(self, request_id: &str) -> Vec<u8> {
+        let (status, extra, body) = self.envelope(request_id);
+        let mut out = format!(
+            "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or(""),
+            body.len()
+        );
+        for (name, value) in extra {
+            if let Ok(value) = value.to_str() {
+                out.push_str(&format!("{name}: {value}\r\n"));
+            }
+        }
+        out.push_str("\r\n");
+        let mut bytes = out.into_bytes();
+        bytes.extend_from_slice(&body);
+        bytes
     }
 
     /// Renders the envelope. Internal causes are logged here, with the
     /// request id, and never sent.
     pub(crate) fn into_response(self, request_id: &str) -> Response<Body> {
+        let (status, extra, bytes) = self.envelope(request_id);
+        let mut response = Response::new(full(bytes));
+        *response.status_mut() = status;
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        for (name, value) in extra {
+            response.headers_mut().insert(name, value);
+        }
+        response
+    }
+
+    /// The status, the headers beyond `Content-Type` and the envelope.
+    fn envelope(
+        self,
+        request_id: &str,
+    ) -> (StatusCode, Vec<(header::HeaderName, HeaderValue)>, Vec<u8>) {
         // An internal error whose cause is the database going away or its
         // disk filling up is that, not a bug: 503, however it was wrapped.
         let this = match self {
@@ -100,6 +147,20 @@ impl ApiError {
                     details: None,
                 }
             }
+            Self::Busy {
+                message,
+                retry_after_secs,
+            } => {
+                extra.push((header::RETRY_AFTER, HeaderValue::from(*retry_after_secs)));
+                ErrorBody {
+                    code,
+                    message: message.clone(),
+                    recovery_hint: Some(
+                        "retry after the Retry-After delay, or on another replica".into(),
+                    ),
+                    details: None,
+                }
+            }
         };
         let envelope = ErrorEnvelope {
             error: body,
@@ -109,15 +170,6 @@ impl ApiError {
             },
         };
         let bytes = serde_json::to_vec(&envelope).unwrap_or_else(|_| b"{}".to_vec());
-        let mut response = Response::new(full(bytes));
-        *response.status_mut() = status;
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        for (name, value) in extra {
-            response.headers_mut().insert(name, value);
-        }
-        response
+        (status, extra, bytes)
     }
 }

@@ -16,6 +16,7 @@
 
 mod app;
 pub mod config;
+mod connections;
 mod credentials;
 mod dashboard;
 mod download;

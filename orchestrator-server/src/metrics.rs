@@ -52,6 +52,8 @@ pub(crate) struct Metrics {
     open_streams: IntGauge,
     open_websockets: IntGauge,
     rate_limited: IntCounter,
+    open_connections: IntGauge,
+    refused_connections: IntCounter,
 }
 
 impl Metrics {
@@ -100,6 +102,16 @@ impl Metrics {
             "Requests refused with 429 by the rate limiter",
         )
         .expect("valid metric");
+        let open_connections = IntGauge::new(
+            "orch_open_connections",
+            "Client connections open now (every listener)",
+        )
+        .expect("valid metric");
+        let refused_connections = IntCounter::new(
+            "orch_connections_refused_total",
+            "Connections refused with 503 at the connection cap, every connection busy",
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
@@ -108,6 +120,8 @@ impl Metrics {
             Box::new(open_streams.clone()),
             Box::new(open_websockets.clone()),
             Box::new(rate_limited.clone()),
+            Box::new(open_connections.clone()),
+            Box::new(refused_connections.clone()),
         ] {
             registry
                 .register(collector)
@@ -122,7 +136,20 @@ impl Metrics {
             open_streams,
             open_websockets,
             rate_limited,
+            open_connections,
+            refused_connections,
         }
+    }
+
+    /// Sets the number of open client connections.
+    pub(crate) fn connection_count(&self, open: usize) {
+        self.open_connections
+            .set(i64::try_from(open).unwrap_or(i64::MAX));
+    }
+
+    /// Counts a connection refused at the cap.
+    pub(crate) fn connection_refused(&self) {
+        self.refused_connections.inc();
     }
 
     /// Records one answered request. `route` is the route table's pattern

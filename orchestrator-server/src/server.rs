@@ -4,6 +4,7 @@
 
 use crate::app::App;
 use crate::config::ServerConfig;
+use crate::connections::{self, Connections, Limits};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -90,6 +91,8 @@ impl ServerHandle {
 /// (a port in use) fails before it creates the database or generates the
 /// first keys, so the next start still shows them.
 pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
+    // Descriptors first: the connection cap is derived from the limit.
+    let descriptors = connections::raise_descriptor_limit();
     let (listener, addr) = bind(config.listen).await?;
     let dashboard = match config.dashboard_listen {
         Some(at) => Some(bind(at).await?),
@@ -107,14 +110,22 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
     let app = Arc::new(App::new(
         core.clone(),
         config.rate_limit_per_minute,
+        config.max_streams,
         stopped.clone(),
     ));
+    let limits = Limits {
+        header_read_timeout: config.header_read_timeout,
+        idle_timeout: config.idle_timeout,
+        max_open: connections::cap_under(descriptors, config.max_open_connections),
+    };
+    let connections = Connections::new(limits, Arc::clone(&app.metrics));
     // The dashboard address serves the same application, so its pages and
     // the API they call share one origin (and its cookies).
     let second = dashboard.map(|(listener, _)| {
         tokio::spawn(accept_loop(
             listener,
             Arc::clone(&app),
+            Arc::clone(&connections),
             stopped.clone(),
             config.shutdown_grace,
         ))
@@ -125,6 +136,7 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
         tokio::spawn(accept_loop(
             listener,
             Arc::new(App::metrics_only(&app)),
+            Arc::clone(&connections),
             stopped.clone(),
             config.shutdown_grace,
         ))
@@ -132,6 +144,7 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
     let first = tokio::spawn(accept_loop(
         listener,
         app,
+        connections,
         stopped.clone(),
         config.shutdown_grace,
     ));
@@ -144,7 +157,13 @@ pub async fn start(config: ServerConfig) -> Result<ServerHandle, ServeError> {
     // Liveness, timeouts, retention and every other job that runs on time.
     let background = core.clone();
     tokio::spawn(async move { background.run_background(stopped).await });
-    tracing::info!(%addr, database = core.store().dialect().as_str(), "orch control plane listening");
+    tracing::info!(
+        %addr,
+        database = core.store().dialect().as_str(),
+        open_file_limit = descriptors,
+        max_open_connections = limits.max_open,
+        "orch control plane listening"
+    );
     Ok(ServerHandle {
         addr,
         dashboard_addr,
@@ -213,10 +232,12 @@ or start it with ORCH_BOOTSTRAP_ADMIN_KEY=orch_admin_<32 letters and digits>.";
 /// (each is told to shut down gracefully: in-flight requests complete, idle
 /// keep-alive connections close) for up to `grace`. Connections that became
 /// websockets are no longer HTTP connections: their handlers close them on
-/// `stopping` themselves.
+/// `stopping` themselves. Every connection goes through `connections`
+/// (the cap, the header-read and idle timeouts).
 async fn accept_loop(
     listener: TcpListener,
     app: Arc<App>,
+    connections: Arc<Connections>,
     mut stopped: watch::Receiver<bool>,
     grace: Duration,
 ) {
@@ -235,10 +256,22 @@ async fn accept_loop(
                     }
                 };
                 let _ = stream.set_nodelay(true);
+                let Some(stream) = connections.admit(stream) else {
+                    continue;
+                };
+                let activity = stream.activity();
                 let app = Arc::clone(&app);
                 let service = service_fn(move |request| {
                     let app = Arc::clone(&app);
-                    async move { Ok::<_, Infallible>(app.handle(request, peer).await) }
+                    let busy = activity.request_started();
+                    let activity = Arc::clone(&activity);
+                    async move {
+                        let response = app.handle(request, peer).await;
+                        if response.status() == http::StatusCode::SWITCHING_PROTOCOLS {
+                            activity.upgraded();
+                        }
+                        Ok::<_, Infallible>(busy.hold_until_sent(response))
+                    }
                 });
                 let connection = http1::Builder::new().serve_connection(TokioIo::new(stream), service).with_upgrades();
                 let mut stop = stopped.clone();

@@ -6,9 +6,17 @@
 //! A client that takes no frame for the configured slow-consumer timeout
 //! (`CoreConfig::stream_slow_consumer_timeout`, 30 s by default) gets a final
 //! `event: error` frame (`{"error":"slow_consumer"}`) and the stream ends.
+//!
+//! A replica holds at most `ServerConfig::max_streams` streams at once
+//! ([`StreamCap`]); past it a new one is refused with `503`. A stream whose
+//! credential is revoked (its key revoked or deleted, its session signed
+//! out) gets a final `{"error":"unauthorized"}` frame and ends, within the
+//! time a request with that credential starts to fail.
 
 use crate::app::App;
+use crate::error::ApiError;
 use crate::metrics::OpenGuard;
+use crate::request::Req;
 use crate::response::{Body, Reply};
 use bytes::Bytes;
 use futures_util::stream;
@@ -16,8 +24,11 @@ use http::{HeaderValue, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use orchestrator_core::ControlPlane;
+use orchestrator_core::auth::HeldCredential;
 use orchestrator_core::store::{Dialect, Topic};
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -36,6 +47,49 @@ pub(crate) struct Sender {
     patience: Duration,
     /// Counts the stream in `orch_open_streams` while it is fed.
     _open: Option<OpenGuard>,
+    /// Its place under the replica's stream cap.
+    _slot: Option<StreamSlot>,
+}
+
+/// The cap on event streams open at once on this replica: each holds a
+/// connection, a task, its buffers and a wake-up subscription.
+pub(crate) struct StreamCap {
+    max: usize,
+    open: Arc<AtomicUsize>,
+}
+
+/// A place under the [`StreamCap`], given back when dropped.
+pub(crate) struct StreamSlot(Arc<AtomicUsize>);
+
+impl StreamCap {
+    pub(crate) fn new(max: usize) -> Self {
+        Self {
+            max,
+            open: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// A place for one more stream, or `503` at the cap.
+    fn take(&self) -> Result<StreamSlot, ApiError> {
+        self.open
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
+                (open < self.max).then_some(open + 1)
+            })
+            .map(|_| StreamSlot(Arc::clone(&self.open)))
+            .map_err(|_| ApiError::Busy {
+                message: format!(
+                    "this server holds its maximum of {} open event streams",
+                    self.max
+                ),
+                retry_after_secs: 5,
+            })
+    }
+}
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// A body fed by the returned [`Sender`] (`capacity` chunks in flight).
@@ -73,20 +127,24 @@ pub(crate) fn channel(capacity: usize, patience: Duration) -> (Sender, Body) {
             last: Some(last_tx),
             patience,
             _open: None,
+            _slot: None,
         },
         StreamBody::new(body).boxed_unsync(),
     )
 }
 
 /// An SSE body with the default buffer and the server's slow-consumer
-/// timeout, counted as an open stream until its producer ends.
-pub(crate) fn sse_channel(app: &App) -> (Sender, Body) {
+/// timeout, counted as an open stream (and under the stream cap) until its
+/// producer ends; `503` at the cap.
+pub(crate) fn sse_channel(app: &App) -> Result<(Sender, Body), ApiError> {
+    let slot = app.streams.take()?;
     let (mut sender, body) = channel(
         STREAM_BUFFER,
         app.core.config().stream_slow_consumer_timeout,
     );
     sender._open = Some(app.metrics.stream_opened());
-    (sender, body)
+    sender._slot = Some(slot);
+    Ok((sender, body))
 }
 
 impl Sender {
@@ -192,17 +250,37 @@ pub(crate) struct Feed<K, R> {
     pub ends: fn(&K) -> bool,
 }
 
+/// Runs [`follow`] in its own task for the stream `req` opened, with the
+/// credential it was opened with.
+pub(crate) fn spawn_follow<K, R, F>(app: &App, req: &Req, feed: Feed<K, R>, sender: Sender)
+where
+    K: Copy + Send + 'static,
+    R: FnMut(K) -> F + Send + 'static,
+    F: Future<Output = orchestrator_core::error::Result<Vec<(K, Bytes)>>> + Send + 'static,
+{
+    let held = crate::credentials::held(&app.core, req);
+    tokio::spawn(follow(
+        app.core.clone(),
+        feed,
+        sender,
+        app.stopping.clone(),
+        held,
+    ));
+}
+
 /// Replays, then follows: reads batches after the last key until one comes
 /// back short, then waits for a wake-up on the feed's topic (a commit here,
 /// or LISTEN/NOTIFY from another replica), the poll fallback or the
 /// heartbeat, and reads again. Holds no database connection while it waits.
 /// Ends when the client goes away, the server stops, a read fails (the
-/// client is told `read_failed`) or the feed says it [`Feed::ends`].
-pub(crate) async fn follow<K, R, F>(
+/// client is told `read_failed`), the credential is revoked (the client is
+/// told `unauthorized`) or the feed says it [`Feed::ends`].
+async fn follow<K, R, F>(
     core: ControlPlane,
     mut feed: Feed<K, R>,
     mut sender: Sender,
     mut stopping: watch::Receiver<bool>,
+    held: Option<HeldCredential>,
 ) where
     K: Copy,
     R: FnMut(K) -> F,
@@ -213,6 +291,8 @@ pub(crate) async fn follow<K, R, F>(
     let heartbeat = core.config().stream_heartbeat;
     let poll = poll_interval(&core);
     let mut next_heartbeat = tokio::time::Instant::now() + heartbeat;
+    let revoked = crate::credentials::revoked(&core, held);
+    tokio::pin!(revoked);
     loop {
         if *stopping.borrow() {
             return;
@@ -255,6 +335,14 @@ pub(crate) async fn follow<K, R, F>(
             tokio::select! {
                 _ = stopping.changed() => return,
                 _ = sender.closed() => return,
+                _ = &mut revoked => {
+                    sender.finish_with(frame(
+                        None,
+                        "error",
+                        &serde_json::json!({"error": "unauthorized"}),
+                    ));
+                    return;
+                }
                 woke = wake.recv() => match woke {
                     Ok(topic) if topic == feed.topic => {}
                     Err(RecvError::Lagged(_)) => {}

@@ -559,3 +559,50 @@ async fn a_launch_takes_files_up_to_the_upload_limits() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_work_item_without_a_stage_goes_to_the_current_stage() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let playbook_id = playbook(&admin, "Staged").await;
+    let workspace_id = workspace(&admin, "Staged repo").await;
+    let workflow = admin
+        .workflows()
+        .create(&launch(playbook_id, workspace_id, "Staged run"))
+        .await
+        .unwrap();
+    let detail = admin.workflows().get(workflow.id).await.unwrap();
+    let current = detail
+        .workflow_stages
+        .iter()
+        .find(|s| s.status == "active")
+        .map(|s| s.name.clone())
+        .expect("a launched workflow has an active stage");
+    let item = admin
+        .workflows()
+        .create_work_item(
+            workflow.id,
+            &CreateWorkItem {
+                title: "Unstaged".into(),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(item.stage_name.as_deref(), Some(current.as_str()));
+    // A named stage is kept as named.
+    let last = detail.workflow_stages.last().unwrap().name.clone();
+    let named = admin
+        .workflows()
+        .create_work_item(
+            workflow.id,
+            &CreateWorkItem {
+                title: "Staged".into(),
+                stage_name: Some(last.clone()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(named.stage_name, Some(last));
+}

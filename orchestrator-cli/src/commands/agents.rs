@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 #[derive(Debug, Subcommand)]
 pub enum AgentsCommand {
-    /// Register an agent (prints its key once with --issue-api-key).
+    /// Register an agent (prints its key once, unless --no-api-key).
     Register(RegisterArgs),
     /// List agents, newest first.
     List(PageArgs),
@@ -43,8 +43,12 @@ pub struct RegisterArgs {
     /// twice that, it is marked inactive.
     #[arg(long)]
     pub heartbeat_interval_seconds: Option<i64>,
-    /// Issue an agent key bound to the new agent (printed once).
+    /// Register without an agent key (by default one bound to the new agent
+    /// is issued and printed once).
     #[arg(long)]
+    pub no_api_key: bool,
+    /// Accepted for older scripts: issuing a key is the default.
+    #[arg(long, hide = true, conflicts_with = "no_api_key")]
     pub issue_api_key: bool,
 }
 
@@ -85,7 +89,7 @@ pub async fn run(global: &GlobalOpts, command: AgentsCommand) -> anyhow::Result<
                     routing_tags: Some(args.tags),
                     execution_mode: Some(mode(&args.execution_mode)?),
                     heartbeat_interval_seconds: args.heartbeat_interval_seconds,
-                    issue_api_key: Some(args.issue_api_key),
+                    issue_api_key: Some(!args.no_api_key),
                     ..Default::default()
                 })
                 .await?;

@@ -74,6 +74,24 @@ pub struct ServeArgs {
     /// --listen needs an admin key).
     #[arg(long, env = "ORCH_METRICS_LISTEN")]
     pub metrics_listen: Option<SocketAddr>,
+    /// Seconds a request head may take from its first byte (and a new
+    /// connection to send its first request).
+    #[arg(long, env = "ORCH_HEADER_READ_TIMEOUT_SECONDS", default_value_t = orchestrator_server::config::DEFAULT_HEADER_READ_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_read_timeout_seconds: u64,
+    /// Seconds a keep-alive connection may wait for its next request before
+    /// it is closed.
+    #[arg(long, env = "ORCH_IDLE_TIMEOUT_SECONDS", default_value_t = orchestrator_server::config::DEFAULT_IDLE_TIMEOUT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub idle_timeout_seconds: u64,
+    /// Client connections held at most; 0 derives the cap from the
+    /// open-file limit (raised to its hard limit at start), which also
+    /// bounds a larger number. At the cap the longest-idle connection makes
+    /// room; with every connection busy a new one gets 503.
+    #[arg(long, env = "ORCH_MAX_OPEN_CONNECTIONS", default_value_t = 0)]
+    pub max_open_connections: usize,
+    /// Server-sent event streams open at most on this replica; past it a
+    /// new stream gets 503.
+    #[arg(long, env = "ORCH_MAX_STREAMS", default_value_t = orchestrator_server::config::DEFAULT_MAX_STREAMS)]
+    pub max_streams: usize,
     /// Export request spans as OTLP traces (protobuf over HTTP) to this
     /// collector, e.g. http://127.0.0.1:4318 (sent to `<URL>/v1/traces`).
     #[cfg(feature = "otel")]
@@ -130,6 +148,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.core.host_probe = args.probe == Probe::Host;
     config.dashboard_listen = args.dashboard_listen;
     config.metrics_listen = args.metrics_listen;
+    config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout_seconds);
+    config.idle_timeout = std::time::Duration::from_secs(args.idle_timeout_seconds);
+    config.max_open_connections = args.max_open_connections;
+    config.max_streams = args.max_streams;
     orchestrator_server::serve(config).await?;
     Ok(())
 }

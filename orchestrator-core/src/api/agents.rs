@@ -78,7 +78,8 @@ pub struct RegisterAgent {
     pub routing_tags: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ExecutionMode>,
-    /// Issue an agent-scope key bound to the new agent (default false).
+    /// Issue an agent-scope key bound to the new agent, shown once in the
+    /// answer's `api_key` (default true; `false` registers without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issue_api_key: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -244,6 +244,8 @@ pub struct CreateWorkItem {
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goal: Option<String>,
+    /// The stage the item belongs to; without it, the workflow's current
+    /// stage (its first active one), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -19,6 +19,14 @@ use crate::secrets::sha256_hex;
 use chrono::Utc;
 use uuid::Uuid;
 
+/// The credential an open stream or websocket was opened with
+/// ([`ControlPlane::held_credential`]).
+#[derive(Debug, Clone, Copy)]
+pub struct HeldCredential {
+    key_id: Uuid,
+    session_id: Option<Uuid>,
+}
+
 /// The caller a usable key acts as.
 pub(crate) fn caller_of(row: &KeyRow) -> Result<Caller> {
     Ok(Caller {
@@ -55,6 +63,34 @@ impl ControlPlane {
         let claims = tokens::verify(self.secrets(), access_token.trim())?;
         self.check_csrf(claims.session_id()?, sessions::Via::Cookie { csrf_header })?;
         self.authenticate(access_token).await
+    }
+
+    /// What a long-lived connection (an event stream, a worker websocket)
+    /// opened by `caller` with `bearer` (which authenticated just now) must
+    /// keep being allowed: the key, and the session when `bearer` is an
+    /// access token.
+    pub fn held_credential(&self, caller: &Caller, bearer: &str) -> HeldCredential {
+        let bearer = bearer.trim();
+        let session_id = (!bearer.starts_with("orch_"))
+            .then(|| tokens::verify(self.secrets(), bearer).ok())
+            .flatten()
+            .and_then(|claims| claims.session_id().ok());
+        HeldCredential {
+            key_id: caller.key_id,
+            session_id,
+        }
+    }
+
+    /// Fails with `401` once the key behind `held` is revoked, deleted or
+    /// expired, or its session revoked: what a request with the same
+    /// credential would hear now (through the same cache, so within
+    /// [`crate::CoreConfig::credential_cache_ttl`] of a revocation made on
+    /// another replica, at once for one made here).
+    pub async fn recheck_credential(&self, held: &HeldCredential) -> Result<()> {
+        if let Some(session_id) = held.session_id {
+            self.require_live_session(session_id).await?;
+        }
+        self.usable_key_by_id(held.key_id).await.map(|_| ())
     }
 
     /// The key with this value, if it exists and may be used now.

@@ -110,6 +110,19 @@ async fn record(
     Ok(())
 }
 
+/// The workflow's current stage: its first active one (by position), where
+/// a work item created without `stage_name` goes; `None` when no stage is
+/// active (a workflow without stages, or every stage done).
+async fn current_stage(tx: &mut Tx, workflow_id: Uuid) -> Result<Option<String>> {
+    let row: Option<(String,)> = on_db!(tx, c => sqlx::query_as(
+        "SELECT name FROM workflow_stages WHERE workflow_id = $1 AND status = 'active' ORDER BY position LIMIT 1",
+    )
+    .bind(workflow_id)
+    .fetch_optional(c)
+    .await)?;
+    Ok(row.map(|(name,)| name))
+}
+
 /// Activates the stage a work item names, if it is still pending.
 async fn activate_stage(tx: &mut Tx, workflow_id: Uuid, stage: Option<&str>) -> Result<()> {
     if let Some(stage) = stage {
@@ -175,6 +188,10 @@ impl ControlPlane {
         let mut write = begin_write!(self, caller, "work_items.create", request, Storage::Plain);
         let tx = &mut write.tx;
         let wf = find_for_update(tx, caller.tenant_id, workflow_id).await?;
+        let stage_name = match &request.stage_name {
+            Some(stage) => Some(stage.clone()),
+            None => current_stage(tx, workflow_id).await?,
+        };
         let now = Timestamp::now().as_datetime();
         let sql = format!(
             "INSERT INTO work_items (id, tenant_id, workflow_id, title, goal, stage_name, column_id, priority, metadata, completed_at, created_at, updated_at) \
@@ -186,7 +203,7 @@ impl ControlPlane {
             .bind(workflow_id)
             .bind(request.title.trim())
             .bind(&request.goal)
-            .bind(&request.stage_name)
+            .bind(&stage_name)
             .bind(&column)
             .bind(request.priority.unwrap_or(Priority::Normal).as_str())
             .bind(Json(request.metadata.clone().unwrap_or_else(|| json!({}))))

@@ -88,7 +88,7 @@ pub(crate) async fn events(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         seen: after,
         finished: false,
     };
-    let (sender, body) = sse::sse_channel(&app);
+    let (sender, body) = sse::sse_channel(&app)?;
     let core = app.core.clone();
     let read = move |at: Position| {
         let (core, caller) = (core.clone(), caller.clone());
@@ -134,11 +134,6 @@ pub(crate) async fn events(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         heartbeat: || Bytes::from_static(b": heartbeat\n\n"),
         ends: |at: &Position| at.finished,
     };
-    tokio::spawn(sse::follow(
-        app.core.clone(),
-        feed,
-        sender,
-        app.stopping.clone(),
-    ));
+    sse::spawn_follow(&app, &req, feed, sender);
     Ok(sse::reply(body))
 }

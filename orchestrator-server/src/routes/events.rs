@@ -46,7 +46,7 @@ pub(crate) async fn follow(
         Some(after) => app.core.event_start(&caller, after).await?,
         None => app.core.event_head(&caller).await?,
     };
-    let (sender, body) = sse::sse_channel(&app);
+    let (sender, body) = sse::sse_channel(&app)?;
     let core = app.core.clone();
     let read = move |key: EventKey| {
         let (core, caller, filter) = (core.clone(), caller.clone(), filter.clone());
@@ -70,11 +70,6 @@ pub(crate) async fn follow(
         heartbeat: || Bytes::from_static(b": heartbeat\n\n"),
         ends: |_| false,
     };
-    tokio::spawn(sse::follow(
-        app.core.clone(),
-        feed,
-        sender,
-        app.stopping.clone(),
-    ));
+    sse::spawn_follow(&app, req, feed, sender);
     Ok(sse::reply(body))
 }

@@ -101,7 +101,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         StreamStart::Now
     };
     let key = app.core.log_stream_start(&caller, &filter, start).await?;
-    let (sender, body) = sse::sse_channel(&app);
+    let (sender, body) = sse::sse_channel(&app)?;
     let core = app.core.clone();
     let read = move |key: LogKey| {
         let (core, caller, filter) = (core.clone(), caller.clone(), filter.clone());
@@ -122,12 +122,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
         heartbeat: || sse::frame(None, "heartbeat", &json!({"ts": Timestamp::now()})),
         ends: |_| false,
     };
-    tokio::spawn(sse::follow(
-        app.core.clone(),
-        feed,
-        sender,
-        app.stopping.clone(),
-    ));
+    sse::spawn_follow(&app, &req, feed, sender);
     Ok(sse::reply(body))
 }
 

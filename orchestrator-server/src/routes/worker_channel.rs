@@ -24,7 +24,10 @@
 //! - when the socket closes (or fails) the worker becomes `offline`; its held
 //!   tasks are not released then, but by the liveness rules once its agents
 //!   stay silent;
-//! - on server shutdown the socket gets a close frame (1001, going away).
+//! - on server shutdown the socket gets a close frame (1001, going away);
+//! - once the worker key is revoked (or deleted), the socket gets a close
+//!   frame (1008, policy violation) within the time a request with that key
+//!   starts to fail (the credential cache's lifetime).
 
 use crate::app::App;
 use crate::error::ApiError;
@@ -35,6 +38,7 @@ use futures_util::{SinkExt, StreamExt};
 use orchestrator_core::api::{
     EventFilter, ServerMessage, SignalKind, SignalWorker, Worker, WorkerHeartbeat, WorkerMessage,
 };
+use orchestrator_core::auth::HeldCredential;
 use orchestrator_core::events::EventKey;
 use orchestrator_core::store::Topic;
 use orchestrator_core::{Caller, ControlPlane};
@@ -56,6 +60,7 @@ pub(crate) async fn connect(app: Arc<App>, mut req: Req) -> Result<Reply, ApiErr
     let include_context = req
         .query_value("include_context")
         .is_some_and(|v| v == "true" || v == "1");
+    let held = crate::credentials::held(&app.core, &req);
     let pending = ws::accept(&mut req)?;
     let worker = app.core.open_worker_channel(&caller).await?;
     let core = app.core.clone();
@@ -72,6 +77,7 @@ pub(crate) async fn connect(app: Arc<App>, mut req: Req) -> Result<Reply, ApiErr
                     caller: caller.clone(),
                     worker,
                     include_context,
+                    held,
                 };
                 connection.run(socket, stopping).await;
             }
@@ -99,6 +105,8 @@ struct Connection {
     caller: Caller,
     worker: Worker,
     include_context: bool,
+    /// The key the socket was opened with, checked while it stays open.
+    held: Option<HeldCredential>,
 }
 
 /// Why a connection ends.
@@ -107,16 +115,25 @@ enum End {
     Gone,
     /// The server is shutting down.
     Stopping,
+    /// The worker key was revoked.
+    Revoked,
 }
 
 impl Connection {
     async fn run(&self, mut socket: Socket, mut stopping: watch::Receiver<bool>) {
         let end = self.serve(&mut socket, &mut stopping).await;
-        if let End::Stopping = end {
-            let frame = CloseFrame {
+        let frame = match end {
+            End::Gone => None,
+            End::Stopping => Some(CloseFrame {
                 code: CloseCode::Away,
                 reason: "server shutting down".into(),
-            };
+            }),
+            End::Revoked => Some(CloseFrame {
+                code: CloseCode::Policy,
+                reason: "the worker key was revoked".into(),
+            }),
+        };
+        if let Some(frame) = frame {
             let _ = tokio::time::timeout(
                 Duration::from_secs(2),
                 socket.send(Message::Close(Some(frame))),
@@ -149,6 +166,8 @@ impl Connection {
             Duration::from_secs(self.worker.heartbeat_interval_seconds.clamp(1, 3600) as u64);
         let mut next_keepalive = tokio::time::Instant::now() + keepalive;
         let mut next_fallback = tokio::time::Instant::now();
+        let revoked = crate::credentials::revoked(&self.core, self.held);
+        tokio::pin!(revoked);
         loop {
             if *stopping.borrow() {
                 return End::Stopping;
@@ -171,6 +190,7 @@ impl Connection {
             }
             tokio::select! {
                 _ = stopping.changed() => return End::Stopping,
+                _ = &mut revoked => return End::Revoked,
                 incoming = socket.next() => match incoming {
                     Some(Ok(Message::Text(text))) => {
                         let reply = self.receive(text.as_str()).await;
