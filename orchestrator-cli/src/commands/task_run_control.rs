@@ -1,12 +1,14 @@
 //! Run control on the command line (issue 30): the `orch tasks create`
 //! flags for delays, expiry, retries, leases and dedupe keys, and
-//! `orch tasks reschedule` / `orch tasks heartbeat`.
+//! `orch tasks reschedule` (one task or a `--filter`) / `orch tasks
+//! heartbeat`.
 
 use crate::cli::GlobalOpts;
 use crate::output::{self, fields, opt};
 use clap::Args;
 use orchestrator_client::api::{
-    CreateTask, RescheduleTask, RetryPolicy, Task, TaskHeartbeat, Timestamp,
+    BulkActionKind, BulkTarget, CreateTask, RescheduleTask, RetryPolicy, Task, TaskHeartbeat,
+    Timestamp,
 };
 use uuid::Uuid;
 
@@ -58,16 +60,22 @@ fn parse_time(text: &str) -> anyhow::Result<Timestamp> {
         .map_err(|_| anyhow::anyhow!("--run-at must be an RFC 3339 time, got {text}"))
 }
 
-/// `orch tasks reschedule`.
+/// `orch tasks reschedule`: one task, or a bulk action over a `--filter`.
 #[derive(Debug, Args)]
 pub struct RescheduleArgs {
-    pub id: Uuid,
+    #[arg(required_unless_present = "filter", conflicts_with = "filter")]
+    pub id: Option<Uuid>,
     /// The new time (RFC 3339).
     #[arg(long, conflicts_with = "delay", required_unless_present = "delay")]
     pub run_at: Option<String>,
-    /// Seconds from now.
+    /// Seconds from now (with --filter: from now on this machine's clock).
     #[arg(long)]
     pub delay: Option<i64>,
+    /// With --filter: the bulk action's reason.
+    #[arg(long, requires = "filter")]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    pub bulk: crate::commands::bulk::BulkArgs,
 }
 
 /// `orch tasks heartbeat`.
@@ -88,6 +96,7 @@ pub struct HeartbeatArgs {
 /// `POST /tasks/:id/reschedule`.
 pub async fn reschedule(
     tasks: &orchestrator_client::Tasks<'_>,
+    id: Uuid,
     args: RescheduleArgs,
 ) -> anyhow::Result<Task> {
     let request = RescheduleTask {
@@ -95,7 +104,33 @@ pub async fn reschedule(
         delay_seconds: args.delay,
         request_id: None,
     };
-    Ok(tasks.reschedule(args.id, &request).await?)
+    Ok(tasks.reschedule(id, &request).await?)
+}
+
+/// `orch tasks reschedule --filter ...`: a bulk `reschedule` (the API takes
+/// a time, so `--delay` is counted from now here).
+pub async fn bulk_reschedule(
+    global: &GlobalOpts,
+    client: &orchestrator_client::Client,
+    args: RescheduleArgs,
+) -> anyhow::Result<()> {
+    let run_at = match (args.run_at.as_deref(), args.delay) {
+        (Some(text), _) => parse_time(text)?,
+        (None, Some(seconds)) => {
+            (chrono::Utc::now() + chrono::Duration::seconds(seconds.clamp(0, 31_536_000))).into()
+        }
+        (None, None) => anyhow::bail!("give --run-at or --delay"),
+    };
+    crate::commands::bulk::run(
+        global,
+        client,
+        BulkTarget::Tasks,
+        BulkActionKind::Reschedule,
+        &args.bulk,
+        args.reason,
+        Some(run_at),
+    )
+    .await
 }
 
 /// `POST /tasks/:id/heartbeat`, printed.

@@ -92,8 +92,12 @@ pub enum TasksCommand {
     /// with a heartbeat timeout is asked to stop and ends cancelled when its
     /// holder stops.
     Cancel(BulkReasonArgs),
-    /// Move a pending task's run_at (admin).
-    #[command(after_help = "Example:\n  orch tasks reschedule 3f6c… --delay 600")]
+    /// Move a pending task's run_at, or that of every task a --filter
+    /// matches (admin; tasks not pending are skipped).
+    #[command(
+        after_help = "Examples:\n  orch tasks reschedule 3f6c… --delay 600\n  \
+                      orch tasks reschedule --filter type=code --run-at 2026-01-01T02:00:00Z"
+    )]
     Reschedule(RescheduleArgs),
     /// Renew the holder's lease and report progress (as the holding agent).
     #[command(
@@ -546,7 +550,10 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
             args.run_control.apply(&mut request)?;
             tasks.create(&request).await?
         }
-        TasksCommand::Reschedule(args) => task_run_control::reschedule(&tasks, args).await?,
+        TasksCommand::Reschedule(args) => match args.id {
+            Some(id) => task_run_control::reschedule(&tasks, id, args).await?,
+            None => return task_run_control::bulk_reschedule(global, &client, args).await,
+        },
         TasksCommand::Heartbeat(args) => {
             return task_run_control::heartbeat(global, &tasks, args).await;
         }
@@ -691,6 +698,7 @@ async fn bulk_tasks(
         action,
         &args.bulk,
         args.reason,
+        None,
     )
     .await
 }

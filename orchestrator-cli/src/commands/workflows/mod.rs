@@ -139,6 +139,7 @@ impl BulkIdArg {
                 action,
                 &self.bulk,
                 None,
+                None,
             )
             .await;
         };
