@@ -291,7 +291,10 @@ async fn cancelling_two_thousand_tasks_by_filter_counts_right() {
     );
     assert_eq!(count_tasks(&admin, "test", TaskState::Pending).await, 5);
     let reason = format!("bulk action {}", created.id);
-    assert_eq!(events_with_reason(&admin, "task.state_changed", &reason).await, N - 10);
+    assert_eq!(
+        events_with_reason(&admin, "task.state_changed", &reason).await,
+        N - 10
+    );
     // Retry them all back by filter.
     let retried = admin
         .bulk_actions()
@@ -373,7 +376,10 @@ async fn a_restart_mid_run_resumes_with_the_same_counts() {
         N as u64
     );
     let reason = format!("bulk action {}", created.id);
-    assert_eq!(events_with_reason(&admin, "task.state_changed", &reason).await, N);
+    assert_eq!(
+        events_with_reason(&admin, "task.state_changed", &reason).await,
+        N
+    );
     second.shutdown().await;
 }
 
@@ -423,20 +429,25 @@ async fn cancelling_the_action_stops_the_rest() {
 async fn rescheduling_by_filter_moves_the_pending_tasks_and_skips_the_rest() {
     let server = TestServer::start().await;
     let admin = server.admin();
-    let ids = tasks(&admin, "research", 30).await;
-    let agent = admin
-        .agents()
-        .register(&RegisterAgent {
-            name: "holder".into(),
+    let ids = tasks(&admin, "docs", 30).await;
+    // Four agents: three hold a task each, the last claims at the end.
+    let mut claims = Vec::new();
+    for i in 0..4 {
+        let agent = admin
+            .agents()
+            .register(&RegisterAgent {
+                name: format!("holder {i}"),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .id;
+        claims.push(ClaimTask {
+            agent_id: agent,
             ..Default::default()
-        })
-        .await
-        .unwrap()
-        .id;
-    let claim = ClaimTask {
-        agent_id: agent,
-        ..Default::default()
-    };
+        });
+    }
+    let claim = claims.pop().unwrap();
     for id in &ids[..5] {
         admin
             .tasks()
@@ -445,8 +456,16 @@ async fn rescheduling_by_filter_moves_the_pending_tasks_and_skips_the_rest() {
             .unwrap();
     }
     let mut held = Vec::new();
-    for _ in 0..3 {
-        held.push(admin.tasks().claim(&claim).await.unwrap().expect("a task").id);
+    for holder in &claims {
+        held.push(
+            admin
+                .tasks()
+                .claim(holder)
+                .await
+                .unwrap()
+                .expect("a task")
+                .id,
+        );
     }
     let later = chrono::DateTime::from_timestamp(Utc::now().timestamp() + 3_600, 0).unwrap();
     let reschedule = |run_at: Option<chrono::DateTime<Utc>>| CreateBulkAction {
@@ -454,14 +473,14 @@ async fn rescheduling_by_filter_moves_the_pending_tasks_and_skips_the_rest() {
         ..by_filter(
             BulkTarget::Tasks,
             BulkActionKind::Reschedule,
-            of_type("research"),
+            of_type("docs"),
         )
     };
 
     // The body rules: 400 naming run_at; a run_at that is no time is 422.
     let misplaced = CreateBulkAction {
         run_at: Some(later.into()),
-        ..by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("research"))
+        ..by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("docs"))
     };
     for request in [reschedule(None), misplaced] {
         let error = admin.bulk_actions().create(&request).await.unwrap_err();
@@ -473,8 +492,10 @@ async fn rescheduling_by_filter_moves_the_pending_tasks_and_skips_the_rest() {
         .http()
         .post(server.at("/api/v1/bulk-actions"))
         .bearer_auth(&server.admin_key)
-        .json(&serde_json::json!({"target": "tasks", "action": "reschedule",
-            "filter": {"type": "research"}, "run_at": "tomorrow"}))
+        .json(
+            &serde_json::json!({"target": "tasks", "action": "reschedule",
+            "filter": {"type": "docs"}, "run_at": "tomorrow"}),
+        )
         .send()
         .await
         .unwrap();
@@ -489,7 +510,12 @@ async fn rescheduling_by_filter_moves_the_pending_tasks_and_skips_the_rest() {
         .unwrap();
     assert_eq!((dry.counts.matched, dry.counts.succeeded), (30, 0));
     assert_eq!(
-        admin.bulk_actions().list(Default::default()).await.unwrap().total,
+        admin
+            .bulk_actions()
+            .list(Default::default())
+            .await
+            .unwrap()
+            .total,
         1,
         "only the dry run was created"
     );
@@ -545,9 +571,14 @@ async fn rescheduling_by_filter_moves_the_pending_tasks_and_skips_the_rest() {
         .await
         .unwrap();
     assert_eq!(finished(&admin, now.id).await.counts.succeeded, 2);
-    for _ in 0..2 {
-        let claimed = admin.tasks().claim(&claim).await.unwrap().expect("claimable");
-        assert!(pending.contains(&claimed.id));
-        assert!(claimed.run_at.is_none());
+    for id in &pending {
+        assert!(admin.tasks().get(*id).await.unwrap().run_at.is_none());
     }
+    let claimed = admin
+        .tasks()
+        .claim(&claim)
+        .await
+        .unwrap()
+        .expect("claimable");
+    assert!(pending.contains(&claimed.id));
 }

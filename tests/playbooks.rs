@@ -353,7 +353,12 @@ async fn a_playbook_default_retry_policy_is_checked_and_applied() {
         assert!(fields.get(&field).is_some(), "{policy}: {fields:?}");
     }
     assert_eq!(
-        admin.playbooks().list(PageRequest::default()).await.unwrap().total,
+        admin
+            .playbooks()
+            .list(PageRequest::default())
+            .await
+            .unwrap()
+            .total,
         0,
         "nothing saved"
     );
@@ -461,7 +466,10 @@ async fn a_playbook_default_retry_policy_is_checked_and_applied() {
             assert_eq!(after.state, TaskState::Failed, "attempts spent");
             break;
         }
-        assert_eq!((after.state, after.attempt), (TaskState::Pending, attempt + 1));
+        assert_eq!(
+            (after.state, after.attempt),
+            (TaskState::Pending, attempt + 1)
+        );
         let run_at = after.run_at.expect("a delayed retry").as_datetime();
         delays.push((run_at - failed_at).num_seconds());
         clock.set(run_at - Duration::milliseconds(500));
@@ -484,7 +492,10 @@ async fn a_playbook_default_retry_policy_is_checked_and_applied() {
         .map(|e| e.data["delay_seconds"].as_f64().unwrap())
         .collect();
     assert_eq!(seconds.len(), 2);
-    assert!(seconds.contains(&5.0) && seconds.contains(&15.0), "{seconds:?}");
+    assert!(
+        seconds.contains(&5.0) && seconds.contains(&15.0),
+        "{seconds:?}"
+    );
 
     // A task's own policy wins; outside a workflow there is no default.
     let own = RetryPolicy {
@@ -510,7 +521,10 @@ async fn a_playbook_default_retry_policy_is_checked_and_applied() {
         ..create("contract retries", None, true)
     };
     let legacy = admin.tasks().create(&legacy).await.unwrap();
-    assert!(legacy.retry_policy.is_none(), "auto_retry keeps its meaning");
+    assert!(
+        legacy.retry_policy.is_none(),
+        "auto_retry keeps its meaning"
+    );
     let alone = admin
         .tasks()
         .create(&create("no workflow", None, false))

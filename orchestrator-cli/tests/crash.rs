@@ -368,7 +368,10 @@ async fn webhook_deliveries_in_flight_survive_sigkill() {
     let acked = acked.lock().unwrap().clone();
     let tasks: std::collections::HashSet<&String> = events.values().collect();
     for id in &acked {
-        assert!(tasks.contains(&id.to_string()), "acknowledged task {id} has its event");
+        assert!(
+            tasks.contains(&id.to_string()),
+            "acknowledged task {id} has its event"
+        );
     }
     // The held deliveries' lease (60 s) must run out before they are sent
     // again: wait generously.
@@ -412,7 +415,10 @@ async fn webhook_deliveries_in_flight_survive_sigkill() {
         let body = call.json();
         assert_eq!(body["type"], "task.created");
         let event = body["id"].as_i64().expect("the event id");
-        assert!(events.contains_key(&event), "a delivery of unknown event {event}");
+        assert!(
+            events.contains_key(&event),
+            "a delivery of unknown event {event}"
+        );
         ids_by_event.entry(event).or_default().push(call.id.clone());
     }
     for event in events.keys() {

@@ -128,7 +128,7 @@ async fn reschedule_by_filter_dry_runs_asks_and_applies() {
             .tasks()
             .create(&CreateTask {
                 title: format!("batch {i}"),
-                task_type: "deploy".into(),
+                task_type: "custom".into(),
                 ..Default::default()
             })
             .await
@@ -145,7 +145,14 @@ async fn reschedule_by_filter_dry_runs_asks_and_applies() {
         .await
         .unwrap();
     let run_at = "2031-03-04T05:06:07Z";
-    let base = ["tasks", "reschedule", "--filter", "type=deploy", "--run-at", run_at];
+    let base = [
+        "tasks",
+        "reschedule",
+        "--filter",
+        "type=custom",
+        "--run-at",
+        run_at,
+    ];
     let with = |extra: &[&'static str]| {
         let mut args = base.to_vec();
         args.extend_from_slice(extra);
@@ -175,12 +182,17 @@ async fn reschedule_by_filter_dry_runs_asks_and_applies() {
         );
     }
     // Neither an id nor a filter; a filter without a time.
-    let missing = orch_admin(&server, dir.path(), &["tasks", "reschedule", "--run-at", run_at]).await;
+    let missing = orch_admin(
+        &server,
+        dir.path(),
+        &["tasks", "reschedule", "--run-at", run_at],
+    )
+    .await;
     assert!(!missing.status.success());
     let no_time = orch_admin(
         &server,
         dir.path(),
-        &["tasks", "reschedule", "--filter", "type=deploy", "--yes"],
+        &["tasks", "reschedule", "--filter", "type=custom", "--yes"],
     )
     .await;
     assert!(!no_time.status.success());
