@@ -325,8 +325,9 @@ async fn webhook_deliveries_in_flight_survive_sigkill() {
     let admin_key = server.admin_key.clone();
     server.stop().await;
     // The receiver is on loopback.
-    let flags = ["--allow-private-network"];
+    let flags = ["--allow-private-network", "true"];
     let (mut child, client) = serve_with(&database_url, &admin_key, &flags).await;
+    eprintln!("served");
     let receiver = Receiver::start(&[], 200).await;
     let hook = client
         .webhooks()
@@ -345,7 +346,9 @@ async fn webhook_deliveries_in_flight_survive_sigkill() {
         .collect();
     // Some deliveries answered, then the receiver holds its answers: the
     // server's next posts wait for them when it is killed.
+    eprintln!("webhook created; writing");
     receiver.wait_for(30).await;
+    eprintln!("30 posts answered; holding");
     receiver.hold();
     let answered = receiver.calls().len();
     receiver.wait_for(answered + 1).await;
