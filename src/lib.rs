@@ -14,6 +14,7 @@
 
 pub mod mcp_servers;
 pub mod recording;
+pub mod webhook_receiver;
 
 use orchestrator_client::Client;
 use orchestrator_client::api::{CreateApiKey, Scope};

@@ -1,12 +1,13 @@
 //! Bulk actions (issue 32): dry runs, the body rules, cancelling thousands
-//! of tasks by filter with the right counts and events, a restart in the
-//! middle, and cancelling the action itself.
+//! of tasks by filter with the right counts and events, rescheduling, a
+//! restart in the middle, and cancelling the action itself.
 
 use chrono::Utc;
 use futures_util::future::join_all;
 use orchestrator_client::api::{
-    BulkAction, BulkActionKind, BulkFilter, BulkStatus, BulkTarget, CreateBulkAction, CreateTask,
-    EventFilter, PageRequest, TaskAction, TaskFilter, TaskState,
+    BulkAction, BulkActionKind, BulkFilter, BulkStatus, BulkTarget, ClaimTask, CreateBulkAction,
+    CreateTask, EventFilter, PageRequest, RegisterAgent, TaskAction, TaskFilter, TaskState,
+    Timestamp,
 };
 use orchestrator_client::{Client, TaskOperation};
 use orchestrator_core::clock::ManualClock;
@@ -88,15 +89,15 @@ async fn finished(client: &Client, id: Uuid) -> BulkAction {
     panic!("bulk action {id} still running");
 }
 
-/// Every `task.state_changed` event with reason `reason`.
-async fn events_with_reason(client: &Client, reason: &str) -> usize {
+/// Every event of `kind` with reason `reason`.
+async fn events_with_reason(client: &Client, kind: &str, reason: &str) -> usize {
     let mut after = None;
     let mut n = 0;
     loop {
         let page = client
             .events()
             .list(&EventFilter {
-                event_type: Some("task.state_changed".into()),
+                event_type: Some(kind.into()),
                 after,
                 limit: Some(500),
                 ..Default::default()
@@ -290,7 +291,10 @@ async fn cancelling_two_thousand_tasks_by_filter_counts_right() {
     );
     assert_eq!(count_tasks(&admin, "test", TaskState::Pending).await, 5);
     let reason = format!("bulk action {}", created.id);
-    assert_eq!(events_with_reason(&admin, &reason).await, N - 10);
+    assert_eq!(
+        events_with_reason(&admin, "task.state_changed", &reason).await,
+        N - 10
+    );
     // Retry them all back by filter.
     let retried = admin
         .bulk_actions()
@@ -372,7 +376,10 @@ async fn a_restart_mid_run_resumes_with_the_same_counts() {
         N as u64
     );
     let reason = format!("bulk action {}", created.id);
-    assert_eq!(events_with_reason(&admin, &reason).await, N);
+    assert_eq!(
+        events_with_reason(&admin, "task.state_changed", &reason).await,
+        N
+    );
     second.shutdown().await;
 }
 
@@ -411,4 +418,167 @@ async fn cancelling_the_action_stops_the_rest() {
     );
     let again = admin.bulk_actions().cancel(created.id).await.unwrap_err();
     assert_eq!(again.status(), Some(409));
+}
+
+/// `reschedule` (run control §3, §8): every pending task of the set gets
+/// the action's `run_at` through the single-task reschedule (a
+/// `task.rescheduled` event naming the action), tasks in other states are
+/// skipped; `run_at` is required for it and refused on other actions; a
+/// time already passed makes the tasks claimable at once.
+#[tokio::test]
+async fn rescheduling_by_filter_moves_the_pending_tasks_and_skips_the_rest() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let ids = tasks(&admin, "docs", 30).await;
+    // Four agents: three hold a task each, the last claims at the end.
+    let mut claims = Vec::new();
+    for i in 0..4 {
+        let agent = admin
+            .agents()
+            .register(&RegisterAgent {
+                name: format!("holder {i}"),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .id;
+        claims.push(ClaimTask {
+            agent_id: agent,
+            ..Default::default()
+        });
+    }
+    let claim = claims.pop().unwrap();
+    for id in &ids[..5] {
+        admin
+            .tasks()
+            .act(*id, TaskOperation::Cancel, &TaskAction::default())
+            .await
+            .unwrap();
+    }
+    let mut held = Vec::new();
+    for holder in &claims {
+        held.push(
+            admin
+                .tasks()
+                .claim(holder)
+                .await
+                .unwrap()
+                .expect("a task")
+                .id,
+        );
+    }
+    let later = chrono::DateTime::from_timestamp(Utc::now().timestamp() + 3_600, 0).unwrap();
+    let reschedule = |run_at: Option<chrono::DateTime<Utc>>| CreateBulkAction {
+        run_at: run_at.map(Timestamp::from),
+        ..by_filter(
+            BulkTarget::Tasks,
+            BulkActionKind::Reschedule,
+            of_type("docs"),
+        )
+    };
+
+    // The body rules: 400 naming run_at; a run_at that is no time is 422.
+    let misplaced = CreateBulkAction {
+        run_at: Some(later.into()),
+        ..by_filter(BulkTarget::Tasks, BulkActionKind::Cancel, of_type("docs"))
+    };
+    for request in [reschedule(None), misplaced] {
+        let error = admin.bulk_actions().create(&request).await.unwrap_err();
+        assert_eq!(error.status(), Some(400), "{request:?}");
+        let fields = error.field_errors().expect("field errors");
+        assert!(fields.get("run_at").is_some(), "{fields:?}");
+    }
+    let answer = server
+        .http()
+        .post(server.at("/api/v1/bulk-actions"))
+        .bearer_auth(&server.admin_key)
+        .json(
+            &serde_json::json!({"target": "tasks", "action": "reschedule",
+            "filter": {"type": "docs"}, "run_at": "tomorrow"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 422);
+    let dry = admin
+        .bulk_actions()
+        .create(&CreateBulkAction {
+            dry_run: Some(true),
+            ..reschedule(Some(later))
+        })
+        .await
+        .unwrap();
+    assert_eq!((dry.counts.matched, dry.counts.succeeded), (30, 0));
+    assert_eq!(
+        admin
+            .bulk_actions()
+            .list(Default::default())
+            .await
+            .unwrap()
+            .total,
+        1,
+        "only the dry run was created"
+    );
+    assert!(admin.tasks().get(ids[29]).await.unwrap().run_at.is_none());
+
+    let created = admin
+        .bulk_actions()
+        .create(&reschedule(Some(later)))
+        .await
+        .unwrap();
+    assert_eq!(created.run_at, Some(later.into()));
+    let done = finished(&admin, created.id).await;
+    assert_eq!(
+        (
+            done.counts.matched,
+            done.counts.succeeded,
+            done.counts.skipped,
+            done.counts.failed
+        ),
+        (30, 22, 8, 0)
+    );
+    for id in &ids {
+        let task = admin.tasks().get(*id).await.unwrap();
+        match task.state {
+            TaskState::Pending => assert_eq!(task.run_at, Some(later.into()), "{id}"),
+            _ => assert!(task.run_at.is_none(), "{id} not pending, not moved"),
+        }
+    }
+    assert!(
+        admin.tasks().claim(&claim).await.unwrap().is_none(),
+        "none claimable before run_at"
+    );
+    let reason = format!("bulk action {}", created.id);
+    assert_eq!(
+        events_with_reason(&admin, "task.rescheduled", &reason).await,
+        22
+    );
+
+    // By ids, to a time already passed: claimable at once.
+    let pending: Vec<Uuid> = ids[5..]
+        .iter()
+        .copied()
+        .filter(|id| !held.contains(id))
+        .take(2)
+        .collect();
+    let now = admin
+        .bulk_actions()
+        .create(&CreateBulkAction {
+            ids: Some(pending.clone()),
+            filter: None,
+            ..reschedule(Some(Utc::now() - chrono::Duration::seconds(60)))
+        })
+        .await
+        .unwrap();
+    assert_eq!(finished(&admin, now.id).await.counts.succeeded, 2);
+    for id in &pending {
+        assert!(admin.tasks().get(*id).await.unwrap().run_at.is_none());
+    }
+    let claimed = admin
+        .tasks()
+        .claim(&claim)
+        .await
+        .unwrap()
+        .expect("claimable");
+    assert!(pending.contains(&claimed.id));
 }

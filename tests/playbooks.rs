@@ -294,3 +294,241 @@ async fn archive_round_trip_and_deletes() {
         .unwrap_err();
     assert_eq!(denied.status(), Some(403));
 }
+
+/// Run control §2: a playbook's default `retry_policy` is checked when it is
+/// saved (422 naming its path, nothing saved) and applied, with its
+/// backoff, to the tasks of its workflows that name no policy of their own;
+/// a task's own policy wins.
+#[tokio::test]
+async fn a_playbook_default_retry_policy_is_checked_and_applied() {
+    use chrono::{DateTime, Duration, Utc};
+    use orchestrator_client::api::{
+        ClaimTask, CreateTask, CreateWorkflow, EventFilter, FailTask, RegisterAgent, RetryPolicy,
+        TaskError, TaskState, workspaces::CreateWorkspace,
+    };
+    use orchestrator_core::clock::{Clock, ManualClock};
+    use std::sync::Arc;
+
+    // Real time to start with, moved less than a minute in all, so the
+    // agent (registered at the clock's now) stays active.
+    let start = DateTime::from_timestamp(Utc::now().timestamp(), 0).unwrap();
+    let clock = Arc::new(ManualClock::new(start));
+    let given = clock.clone();
+    let server = TestServer::start_with(move |c| c.core.clock = given).await;
+    let admin = server.admin();
+    let with_policy = |name: &str, policy: Value| {
+        let mut request = playbook(name);
+        request.definition["retry_policy"] = policy;
+        request
+    };
+
+    for (policy, path) in [
+        (json!({"max_attempts": 0}), "max_attempts"),
+        (json!({"max_attempts": 3, "jitter": 2.0}), "jitter"),
+        (
+            json!({"max_attempts": 3, "backoff_coefficient": 0.5}),
+            "backoff_coefficient",
+        ),
+        (
+            json!({"max_attempts": 3, "initial_interval_seconds": 100000}),
+            "initial_interval_seconds",
+        ),
+        (json!({"max_attempts": "three"}), "max_attempts"),
+        (json!({"initial_interval_seconds": 1}), "max_attempts"),
+        (json!({"max_attempts": 3, "backof": 2}), "backof"),
+        (json!("often"), ""),
+    ] {
+        let error = admin
+            .playbooks()
+            .create(&with_policy("Bad default", policy.clone()))
+            .await
+            .unwrap_err();
+        assert_eq!(error.status(), Some(422), "{policy}");
+        assert_eq!(error.code(), Some(ErrorCode::SchemaValidationFailed));
+        let fields = error.field_errors().expect("field errors");
+        let field = match path {
+            "" => "definition.retry_policy".to_owned(),
+            name => format!("definition.retry_policy.{name}"),
+        };
+        assert!(fields.get(&field).is_some(), "{policy}: {fields:?}");
+    }
+    assert_eq!(
+        admin
+            .playbooks()
+            .list(PageRequest::default())
+            .await
+            .unwrap()
+            .total,
+        0,
+        "nothing saved"
+    );
+
+    // A default of 5 s × 3, at most 3 attempts, no jitter.
+    let default = json!({"max_attempts": 3, "initial_interval_seconds": 5,
+        "backoff_coefficient": 3.0, "jitter": 0.0});
+    let created = admin
+        .playbooks()
+        .create(&with_policy("Retrying", default.clone()))
+        .await
+        .unwrap();
+    assert_eq!(created.definition["retry_policy"], default);
+    // A patch with a bad default is refused and makes no revision.
+    let mut bad = created.definition.clone();
+    bad["retry_policy"]["max_interval_seconds"] = json!(-1);
+    let error = admin
+        .playbooks()
+        .patch(
+            created.id,
+            &PatchPlaybook {
+                definition: Some(bad),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.status(), Some(422));
+    assert!(
+        error
+            .field_errors()
+            .and_then(|f| f.get("definition.retry_policy.max_interval_seconds"))
+            .is_some(),
+        "{error:?}"
+    );
+    assert_eq!(admin.playbooks().get(created.id).await.unwrap().version, 1);
+
+    let workspace = admin
+        .workspaces()
+        .create(&CreateWorkspace {
+            name: "retries".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let workflow = admin
+        .workflows()
+        .create(&CreateWorkflow {
+            playbook_id: created.id,
+            workspace_id: workspace.id,
+            name: "nightly".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let agent = admin
+        .agents()
+        .register(&RegisterAgent {
+            name: "retrier".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    let create = |title: &str, policy: Option<RetryPolicy>, in_workflow: bool| CreateTask {
+        title: title.into(),
+        task_type: "code".into(),
+        workflow_id: in_workflow.then_some(workflow.id),
+        retry_policy: policy,
+        ..Default::default()
+    };
+    let claim = ClaimTask {
+        agent_id: agent,
+        ..Default::default()
+    };
+    let fail = FailTask {
+        agent_id: Some(agent),
+        error: Some(TaskError {
+            category: Some("tool".into()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+
+    // The workflow's task names no policy: it takes the playbook's.
+    let task = admin
+        .tasks()
+        .create(&create("inherits", None, true))
+        .await
+        .unwrap();
+    let policy = task.retry_policy.clone().expect("the playbook's default");
+    assert_eq!(
+        (policy.max_attempts, policy.initial_interval_seconds),
+        (3, Some(5))
+    );
+    assert_eq!(policy.max_interval_seconds, Some(500), "defaults filled in");
+    let mut delays = Vec::new();
+    for attempt in 1..=3 {
+        let claimed = admin.tasks().claim(&claim).await.unwrap().expect("a task");
+        assert_eq!((claimed.id, claimed.attempt), (task.id, attempt));
+        clock.advance(Duration::seconds(2));
+        let failed_at = clock.now();
+        let after = admin.tasks().fail(task.id, &fail).await.unwrap();
+        if attempt == 3 {
+            assert_eq!(after.state, TaskState::Failed, "attempts spent");
+            break;
+        }
+        assert_eq!(
+            (after.state, after.attempt),
+            (TaskState::Pending, attempt + 1)
+        );
+        let run_at = after.run_at.expect("a delayed retry").as_datetime();
+        delays.push((run_at - failed_at).num_seconds());
+        clock.set(run_at - Duration::milliseconds(500));
+        assert!(admin.tasks().claim(&claim).await.unwrap().is_none());
+        clock.set(run_at);
+    }
+    assert_eq!(delays, vec![5, 15], "the playbook's backoff");
+    let scheduled = admin
+        .events()
+        .list(&EventFilter {
+            event_type: Some("task.retry_scheduled".into()),
+            entity_id: Some(task.id),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .items;
+    let seconds: Vec<f64> = scheduled
+        .iter()
+        .map(|e| e.data["delay_seconds"].as_f64().unwrap())
+        .collect();
+    assert_eq!(seconds.len(), 2);
+    assert!(
+        seconds.contains(&5.0) && seconds.contains(&15.0),
+        "{seconds:?}"
+    );
+
+    // A task's own policy wins; outside a workflow there is no default.
+    let own = RetryPolicy {
+        max_attempts: 2,
+        initial_interval_seconds: Some(1),
+        jitter: Some(0.0),
+        ..Default::default()
+    };
+    let task = admin
+        .tasks()
+        .create(&create("own policy", Some(own), true))
+        .await
+        .unwrap();
+    assert_eq!(task.retry_policy.as_ref().map(|p| p.max_attempts), Some(2));
+    admin.tasks().claim(&claim).await.unwrap().expect("a task");
+    let failed_at = clock.now();
+    let after = admin.tasks().fail(task.id, &fail).await.unwrap();
+    let run_at = after.run_at.expect("a delayed retry").as_datetime();
+    assert_eq!((run_at - failed_at).num_seconds(), 1);
+    let legacy = CreateTask {
+        auto_retry: Some(true),
+        max_retries: Some(1),
+        ..create("contract retries", None, true)
+    };
+    let legacy = admin.tasks().create(&legacy).await.unwrap();
+    assert!(
+        legacy.retry_policy.is_none(),
+        "auto_retry keeps its meaning"
+    );
+    let alone = admin
+        .tasks()
+        .create(&create("no workflow", None, false))
+        .await
+        .unwrap();
+    assert!(alone.retry_policy.is_none());
+}

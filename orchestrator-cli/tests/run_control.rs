@@ -1,6 +1,6 @@
 //! Run control on the command line (issue 30): `orch tasks create` with
 //! delays, expiry, retries, a lease and a dedupe key; `orch tasks
-//! reschedule`; `orch tasks heartbeat`; and `orch worker run` heartbeating,
+//! reschedule` (one task or a `--filter`); `orch tasks heartbeat`; and `orch worker run` heartbeating,
 //! forwarding `ORCH_PROGRESS` lines and stopping its command when
 //! cancellation is requested.
 
@@ -119,6 +119,90 @@ async fn create_reschedule_and_heartbeat_from_the_command_line() {
     );
     let task = server.admin().tasks().get(claimed.id).await.unwrap();
     assert_eq!(task.progress, Some(json!({ "pct": 5 })));
+}
+
+/// `orch tasks reschedule --filter`: a dry run counts, without `--yes` it
+/// asks (and refuses without a terminal), with `--yes` it moves every
+/// pending task the filter matches and skips the rest.
+#[tokio::test]
+async fn reschedule_by_filter_dry_runs_asks_and_applies() {
+    let server = TestServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let admin = server.admin();
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let task = admin
+            .tasks()
+            .create(&CreateTask {
+                title: format!("batch {i}"),
+                task_type: "custom".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        ids.push(task.id);
+    }
+    admin
+        .tasks()
+        .act(
+            ids[0],
+            orchestrator_client::TaskOperation::Cancel,
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+    let run_at = "2031-03-04T05:06:07Z";
+    let base = [
+        "tasks",
+        "reschedule",
+        "--filter",
+        "type=custom",
+        "--run-at",
+        run_at,
+    ];
+    let with = |extra: &[&'static str]| {
+        let mut args = base.to_vec();
+        args.extend_from_slice(extra);
+        args
+    };
+    let dry = json(&orch_admin(&server, dir.path(), &with(&["--dry-run", "-o", "json"])).await);
+    assert_eq!(dry["counts"]["matched"], 12);
+    assert_eq!(dry["dry_run"], true);
+    let refused = orch_admin(&server, dir.path(), &with(&[])).await;
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("reschedule 12 tasks"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(admin.tasks().get(ids[1]).await.unwrap().run_at.is_none());
+    let done = json(&orch_admin(&server, dir.path(), &with(&["--yes", "-o", "json"])).await);
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["counts"]["succeeded"], 11);
+    assert_eq!(done["counts"]["skipped"], 1);
+    assert_eq!(done["run_at"], "2031-03-04T05:06:07.000Z");
+    for id in &ids[1..] {
+        let task = admin.tasks().get(*id).await.unwrap();
+        assert_eq!(
+            task.run_at.map(|t| t.as_datetime().to_rfc3339()),
+            Some("2031-03-04T05:06:07+00:00".to_owned())
+        );
+    }
+    // Neither an id nor a filter; a filter without a time.
+    let missing = orch_admin(
+        &server,
+        dir.path(),
+        &["tasks", "reschedule", "--run-at", run_at],
+    )
+    .await;
+    assert!(!missing.status.success());
+    let no_time = orch_admin(
+        &server,
+        dir.path(),
+        &["tasks", "reschedule", "--filter", "type=custom", "--yes"],
+    )
+    .await;
+    assert!(!no_time.status.success());
 }
 
 const SCRIPT: &str = r#"#!/bin/sh

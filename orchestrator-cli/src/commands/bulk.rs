@@ -1,4 +1,4 @@
-//! The bulk forms of `orch tasks cancel|retry` and `orch workflows
+//! The bulk forms of `orch tasks cancel|retry|reschedule` and `orch workflows
 //! cancel|pause|resume`: `--filter k=v,...` makes a bulk action (a dry run
 //! first for the matched count, then a confirmation unless `--yes`), and
 //! follows its progress with a bar.
@@ -57,7 +57,8 @@ pub fn parse_filter(text: &str) -> anyhow::Result<BulkFilter> {
 }
 
 /// Runs `action` over what `filter` matches: the matched count (a dry run),
-/// a confirmation, then the action with a progress bar.
+/// a confirmation, then the action with a progress bar. `run_at` is the
+/// new time of `reschedule` (and only of it).
 pub async fn run(
     global: &GlobalOpts,
     client: &Client,
@@ -65,6 +66,7 @@ pub async fn run(
     action: BulkActionKind,
     args: &BulkArgs,
     reason: Option<String>,
+    run_at: Option<Timestamp>,
 ) -> anyhow::Result<()> {
     let filter = parse_filter(args.filter.as_deref().unwrap_or_default())?;
     let request = CreateBulkAction {
@@ -73,7 +75,7 @@ pub async fn run(
         ids: None,
         filter: Some(filter),
         dry_run: Some(true),
-        run_at: None,
+        run_at,
         reason,
     };
     let dry = client.bulk_actions().create(&request).await?;
@@ -124,6 +126,7 @@ pub fn show(global: &GlobalOpts, action: &BulkAction) {
             ("succeeded", action.counts.succeeded.to_string()),
             ("skipped", action.counts.skipped.to_string()),
             ("failed", action.counts.failed.to_string()),
+            ("run_at", opt(&action.run_at)),
             ("finished_at", opt(&action.finished_at)),
         ])
     });

@@ -1,13 +1,14 @@
 //! Run control on the command line (issue 30): the `orch tasks create`
 //! flags for delays, expiry, retries, leases, dedupe keys and flow-limit
-//! keys, and
-//! `orch tasks reschedule` / `orch tasks heartbeat`.
+//! keys, and `orch tasks reschedule` (one task or a `--filter`) / `orch
+//! tasks heartbeat`.
 
 use crate::cli::GlobalOpts;
 use crate::output::{self, fields, opt};
 use clap::Args;
 use orchestrator_client::api::{
-    CreateTask, RescheduleTask, RetryPolicy, Task, TaskHeartbeat, Timestamp,
+    BulkActionKind, BulkTarget, CreateTask, RescheduleTask, RetryPolicy, Task, TaskHeartbeat,
+    Timestamp,
 };
 use uuid::Uuid;
 
@@ -68,18 +69,24 @@ fn parse_time(text: &str) -> anyhow::Result<Timestamp> {
         .map_err(|_| anyhow::anyhow!("--run-at must be an RFC 3339 time, got {text}"))
 }
 
-/// `orch tasks reschedule`.
+/// `orch tasks reschedule`: one task, or a bulk action over a `--filter`.
 #[derive(Debug, Args)]
 pub struct RescheduleArgs {
     /// The task: its id, a unique id prefix or its short id (the last 8 hex
     /// digits, as listings show).
-    pub id: String,
+    #[arg(required_unless_present = "filter", conflicts_with = "filter")]
+    pub id: Option<String>,
     /// The new time (RFC 3339).
     #[arg(long, conflicts_with = "delay", required_unless_present = "delay")]
     pub run_at: Option<String>,
-    /// Seconds from now.
+    /// Seconds from now (with --filter: from now on this machine's clock).
     #[arg(long)]
     pub delay: Option<i64>,
+    /// With --filter: the bulk action's reason.
+    #[arg(long, requires = "filter")]
+    pub reason: Option<String>,
+    #[command(flatten)]
+    pub bulk: crate::commands::bulk::BulkArgs,
 }
 
 /// `orch tasks heartbeat`.
@@ -111,6 +118,32 @@ pub async fn reschedule(
         request_id: None,
     };
     Ok(tasks.reschedule(id, &request).await?)
+}
+
+/// `orch tasks reschedule --filter ...`: a bulk `reschedule` (the API takes
+/// a time, so `--delay` is counted from now here).
+pub async fn bulk_reschedule(
+    global: &GlobalOpts,
+    client: &orchestrator_client::Client,
+    args: RescheduleArgs,
+) -> anyhow::Result<()> {
+    let run_at = match (args.run_at.as_deref(), args.delay) {
+        (Some(text), _) => parse_time(text)?,
+        (None, Some(seconds)) => {
+            (chrono::Utc::now() + chrono::Duration::seconds(seconds.clamp(0, 31_536_000))).into()
+        }
+        (None, None) => anyhow::bail!("give --run-at or --delay"),
+    };
+    crate::commands::bulk::run(
+        global,
+        client,
+        BulkTarget::Tasks,
+        BulkActionKind::Reschedule,
+        &args.bulk,
+        args.reason,
+        Some(run_at),
+    )
+    .await
 }
 
 /// `POST /tasks/:id/heartbeat`, printed.

@@ -85,7 +85,9 @@ pub struct CreateBulkAction {
     /// Only count what would be matched; change nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
-    /// `reschedule` only: when the tasks become claimable.
+    /// `reschedule` only, and required there (`400` when missing, or given
+    /// with another action): when the tasks become claimable; a time
+    /// already passed makes them claimable at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_at: Option<Timestamp>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -113,6 +115,9 @@ pub struct BulkAction {
     pub status: BulkStatus,
     pub dry_run: bool,
     pub counts: BulkCounts,
+    /// `reschedule`: the tasks' new `run_at` (absent for other actions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_at: Option<Timestamp>,
     pub reason: Option<String>,
     pub created_at: Timestamp,
     pub finished_at: Option<Timestamp>,

@@ -114,6 +114,12 @@ pub struct PlaybookDefinition {
     /// and skills the playbook uses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog_links: Option<CatalogLinks>,
+    /// The retry policy of every task of its workflows that names none
+    /// (run control §2): checked when the playbook is saved, by the same
+    /// rules as a task's `retry_policy` (422 naming
+    /// `definition.retry_policy.<field>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_policy: Option<super::RetryPolicy>,
 }
 
 /// [`PlaybookDefinition::catalog_links`]: catalog id → local id.

@@ -8,6 +8,7 @@
 //! the counts together, so the counts only grow and a restart resumes at
 //! the first unmarked item. Each entity goes through the same core
 //! operation as its single-entity route (`crate::lifecycle::apply_task_op`,
+//! `crate::lifecycle::run_control::reschedule_in`,
 //! `crate::workflows::apply_workflow_op`) and gets its usual event with
 //! reason `bulk action <id>`; an entity the action does not apply to (a
 //! cancelled task to cancel) is `skipped`, one deleted meanwhile `failed`.
@@ -28,24 +29,32 @@ use rows::{BulkRow, bulk_columns, require};
 use serde_json::json;
 use uuid::Uuid;
 
-/// Whether `action` applies to `target`; `reschedule` waits for delayed
-/// tasks (`run_at`), which this build does not have yet.
-fn check_action(target: BulkTarget, action: BulkActionKind) -> Result<()> {
+/// Whether `action` applies to `target`, and `run_at` is given exactly when
+/// it is `reschedule` (both rules of a well-formed body: 400).
+fn check_action(request: &CreateBulkAction) -> Result<()> {
     use BulkActionKind::*;
-    match (target, action) {
-        (BulkTarget::Tasks, Cancel | Retry) => Ok(()),
-        (BulkTarget::Tasks, Reschedule) => Err(Error::invalid_field(
-            "action",
-            "reschedule needs delayed tasks (run_at), which this server does not support yet; \
-             use cancel or retry",
+    match (request.target, request.action) {
+        (BulkTarget::Tasks, Cancel | Retry | Reschedule)
+        | (BulkTarget::Workflows, Cancel | Pause | Resume) => {}
+        (target, action) => {
+            return Err(Error::invalid_field(
+                "action",
+                format!(
+                    "`{action}` does not apply to {target}: tasks take cancel, retry, reschedule; \
+                     workflows cancel, pause, resume"
+                ),
+            ));
+        }
+    }
+    match (request.action, request.run_at.is_some()) {
+        (Reschedule, false) => Err(Error::invalid_field(
+            "run_at",
+            "reschedule needs run_at: when the tasks become claimable",
         )),
-        (BulkTarget::Workflows, Cancel | Pause | Resume) => Ok(()),
-        (target, action) => Err(Error::invalid_field(
-            "action",
-            format!(
-                "`{action}` does not apply to {target}: tasks take cancel, retry, reschedule; \
-                 workflows cancel, pause, resume"
-            ),
+        (Reschedule, true) | (_, false) => Ok(()),
+        (action, true) => Err(Error::invalid_field(
+            "run_at",
+            format!("run_at belongs to reschedule only, not to {action}"),
         )),
     }
 }
@@ -101,7 +110,7 @@ impl ControlPlane {
         caller: &Caller,
         request: CreateBulkAction,
     ) -> Result<BulkAction> {
-        check_action(request.target, request.action)?;
+        check_action(&request)?;
         let reason = request
             .reason
             .as_deref()

@@ -54,6 +54,7 @@ impl BulkRow {
                 skipped: count(self.skipped),
                 failed: count(self.failed),
             },
+            run_at: self.run_at.map(Timestamp::from),
             reason: self.reason.clone(),
             created_at: self.created_at.into(),
             finished_at: self.finished_at.map(Timestamp::from),

@@ -9,6 +9,7 @@ use crate::background::Due;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::lifecycle::apply_task_op;
+use crate::lifecycle::run_control::reschedule_in;
 use crate::store::{Access, Tx, on_db};
 use crate::tasks::state::TaskOp;
 use crate::workflows::{WorkflowOp, apply_workflow_op};
@@ -194,6 +195,11 @@ impl ControlPlane {
             super::record(&mut tx, &action.actor(), "bulk_action.completed", &row).await?;
         }
         tx.commit().await?;
+        if let Some(run_at) = action.run_at.filter(|_| counts[0] > 0) {
+            // Rescheduled tasks: the runner wakes claimers at their time
+            // (or the claimers now, for a time already passed).
+            self.after_reschedule(Some(run_at).filter(|at| *at > now));
+        }
         Ok(match done {
             true => Chunk::Ended,
             false => Chunk::More(renewed),
@@ -210,6 +216,15 @@ impl ControlPlane {
         let target = BulkTarget::parse(&action.target);
         let kind = BulkActionKind::parse(&action.action);
         let applied = match (target, kind) {
+            (Some(BulkTarget::Tasks), Some(BulkActionKind::Reschedule)) => {
+                let Some(run_at) = action.run_at else {
+                    return Ok(Outcome::Failed);
+                };
+                let now = self.now().as_datetime();
+                reschedule_in(tx, &caller, id, run_at, now, &reason)
+                    .await
+                    .map(|_| ())
+            }
             (Some(BulkTarget::Tasks), Some(kind)) => {
                 let op = match kind {
                     BulkActionKind::Retry => TaskOp::Retry,

@@ -21,8 +21,7 @@ use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::idempotency::{Storage, begin_write};
 use crate::lifecycle::failure::{Cause, Failure, fail_in, fence, record};
-use crate::store::StoredJson;
-use crate::store::on_db;
+use crate::store::{StoredJson, Tx, on_db};
 use crate::tasks::MAX_DELAY_SECONDS;
 use crate::tasks::acting::Acting;
 use crate::tasks::counters::counters;
@@ -44,6 +43,43 @@ const BATCH: i64 = 200;
 /// the due time, so a task that became claimable since the previous run
 /// lies within this window; a wake-up more is harmless.
 const WAKE_WINDOW: Duration = Duration::seconds(2);
+
+/// Moves pending task `id`'s `run_at` inside `tx` (a time not after `now`
+/// makes it claimable at once) and writes `task.rescheduled` with `reason`.
+/// Any other state is `InvalidTransition`, before any write. The single
+/// route and bulk actions ([`crate::bulk`]) both go through it.
+pub(crate) async fn reschedule_in(
+    tx: &mut Tx,
+    caller: &Caller,
+    id: Uuid,
+    run_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+    reason: &str,
+) -> Result<TaskRow> {
+    let mut row = find_for_update(tx, caller.tenant_id, id).await?;
+    let from = row.state()?;
+    if from != TaskState::Pending {
+        return Err(Error::InvalidTransition {
+            resource: "task",
+            current: from.as_str().into(),
+            requested: "pending".into(),
+        });
+    }
+    row.run_at = (run_at > now).then_some(run_at);
+    row.updated_at = now;
+    save(tx, &row).await?;
+    record(
+        tx,
+        caller,
+        &row,
+        "task.rescheduled",
+        json!({
+            "task_id": row.id, "run_at": row.run_at.map(Timestamp::from), "reason": reason,
+        }),
+    )
+    .await?;
+    Ok(row)
+}
 
 /// The system actor of the job's changes.
 pub(crate) fn system(tenant_id: Uuid) -> Caller {
@@ -138,37 +174,22 @@ impl ControlPlane {
             .on_writer(async move {
                 let mut write =
                     begin_write!(this, &caller, "tasks.reschedule", request, Storage::Plain);
-                let tx = &mut write.tx;
-                let mut row = find_for_update(tx, caller.tenant_id, id).await?;
-                let from = row.state()?;
-                if from != TaskState::Pending {
-                    return Err(Error::InvalidTransition {
-                        resource: "task",
-                        current: from.as_str().into(),
-                        requested: "pending".into(),
-                    });
-                }
-                row.run_at = (run_at > now).then_some(run_at);
-                row.updated_at = now;
-                save(tx, &row).await?;
-                record(
-                    tx,
-                    &caller,
-                    &row,
-                    "task.rescheduled",
-                    json!({
-                        "task_id": row.id, "run_at": row.run_at.map(Timestamp::from),
-                    }),
-                )
-                .await?;
+                let row =
+                    reschedule_in(&mut write.tx, &caller, id, run_at, now, "reschedule").await?;
                 write.finish(row.to_api()?).await
             })
             .await?;
-        match task.run_at {
-            Some(at) => self.wake_background(at.as_datetime()),
+        self.after_reschedule(task.run_at.map(|at| at.as_datetime()));
+        Ok(task)
+    }
+
+    /// Tells whoever waits for a rescheduled task (after the commit): the
+    /// runner when it becomes claimable later, the claimers when now.
+    pub(crate) fn after_reschedule(&self, run_at: Option<DateTime<Utc>>) {
+        match run_at {
+            Some(at) => self.wake_background(at),
             None => self.store().wake_claimers(),
         }
-        Ok(task)
     }
 
     /// The run-control job of the background runner (module docs): expiry,

@@ -30,7 +30,9 @@ pub(crate) struct RevisionFields {
 /// shape or an unknown key is 422 naming its path, e.g.
 /// `definition.stages[0].gaol`), then its rules (400): at least one stage,
 /// unique non-empty stage and role names, and every stage's `role` one of
-/// the `roles`.
+/// the `roles`. A default `retry_policy` is held to the ranges of a task's
+/// (422 naming `definition.retry_policy.<field>`), so a policy that would
+/// be ignored at task creation is refused when it is saved.
 pub fn validate_definition(definition: &Value) -> Result<()> {
     if !definition.is_object() {
         return Err(Error::schema_field(
@@ -66,6 +68,9 @@ pub fn validate_definition(definition: &Value) -> Result<()> {
         }
         Error::schema_field(&path, message)
     })?;
+    if let Some(policy) = &typed.retry_policy {
+        crate::tasks::retry::normalise("definition.retry_policy", policy)?;
+    }
     if typed.stages.is_empty() {
         return Err(Error::invalid_field(
             "definition.stages",

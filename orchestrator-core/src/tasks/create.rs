@@ -308,8 +308,10 @@ async fn live_with_key(tx: &mut Tx, tenant_id: Uuid, key: &str) -> Result<Option
 }
 
 /// The `retry_policy` at the top level of the definition of `workflow_id`'s
-/// playbook: the default of the workflow's tasks that name none. A policy
-/// the definition holds that does not check out is ignored (logged).
+/// playbook: the default of the workflow's tasks that name none. Saving a
+/// playbook checks the policy (`validate_definition`), so one that does not
+/// check out can only come from a row written before that check; it is
+/// ignored (logged) rather than failing every create of the workflow.
 async fn playbook_retry_policy(
     tx: &mut Tx,
     tenant_id: Uuid,

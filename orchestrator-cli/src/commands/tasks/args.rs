@@ -367,7 +367,7 @@ impl TasksCommand {
             Self::Fail(a) => Some(&a.id),
             Self::Retry(a) | Self::Cancel(a) => a.id.as_deref(),
             Self::Reassign(a) => Some(&a.id),
-            Self::Reschedule(a) => Some(&a.id),
+            Self::Reschedule(a) => a.id.as_deref(),
             Self::Heartbeat(a) => Some(&a.id),
             Self::List(_) | Self::Create(_) | Self::Claim(_) | Self::Artifacts(_) => None,
         }

@@ -273,7 +273,10 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
             args.run_control.apply(&mut request)?;
             tasks.create(&request).await?
         }
-        TasksCommand::Reschedule(args) => task_run_control::reschedule(&tasks, id, args).await?,
+        TasksCommand::Reschedule(args) => match args.id {
+            Some(_) => task_run_control::reschedule(&tasks, id, args).await?,
+            None => return task_run_control::bulk_reschedule(global, &client, args).await,
+        },
         TasksCommand::Heartbeat(args) => {
             return task_run_control::heartbeat(global, &tasks, id, args).await;
         }
@@ -401,6 +404,7 @@ async fn bulk_tasks(
         action,
         &args.bulk,
         args.reason,
+        None,
     )
     .await
 }

@@ -144,6 +144,7 @@ impl BulkIdArg {
                 action,
                 &self.bulk,
                 None,
+                None,
             )
             .await;
         };

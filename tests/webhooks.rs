@@ -2,9 +2,7 @@
 //! filters, retries on the schedule, 410, rotation, the private-address
 //! policy, secrets at rest, and durability across restarts and replicas.
 //! Each receiver verifies signatures with its own implementation of the
-//! Standard Webhooks check ([`receiver::verifies`]).
-
-mod receiver;
+//! Standard Webhooks check (`orchestrator_tests::webhook_receiver::verifies`).
 
 use chrono::Utc;
 use orchestrator_client::Client;
@@ -15,7 +13,7 @@ use orchestrator_client::api::{
 use orchestrator_core::clock::{Clock, ManualClock};
 use orchestrator_server::ServerConfig;
 use orchestrator_tests::TestServer;
-use receiver::{Receiver, verifies};
+use orchestrator_tests::webhook_receiver::{Call, Receiver, verifies};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -553,4 +551,18 @@ async fn due_deliveries_survive_a_restart_and_replicas_send_each_once() {
     for handle in handles {
         handle.shutdown().await;
     }
+}
+
+#[test]
+fn the_verifier_matches_the_specification_example() {
+    // The example of the Standard Webhooks specification's test vectors.
+    let call = Call {
+        id: "msg_p5jXN8AQM9LWM0D4loKWxJek".into(),
+        timestamp: "1614265330".into(),
+        signature: "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=".into(),
+        body: br#"{"test": 2432232314}"#.to_vec(),
+        answered: 200,
+    };
+    assert!(verifies(&call, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"));
+    assert!(!verifies(&call, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSx"));
 }
