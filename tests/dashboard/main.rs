@@ -19,11 +19,6 @@ mod session;
 mod webhooks;
 mod workflow;
 
-/// The webhook receiver of the webhooks tests (it checks signatures too,
-/// which these tests leave to them).
-#[path = "../webhooks/receiver.rs"]
-#[allow(dead_code)]
-mod receiver;
 
 use fantoccini::elements::Element;
 use fantoccini::wd::WebDriverCompatibleCommand;

@@ -3,7 +3,7 @@
 //! disable and enable, rotate, delete, against a real receiver.
 
 use super::*;
-use crate::receiver::Receiver;
+use orchestrator_tests::webhook_receiver::Receiver;
 
 #[tokio::test]
 async fn webhooks_are_created_tested_redelivered_rotated_and_deleted_from_the_browser() {
