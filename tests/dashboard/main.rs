@@ -19,7 +19,6 @@ mod session;
 mod webhooks;
 mod workflow;
 
-
 use fantoccini::elements::Element;
 use fantoccini::wd::WebDriverCompatibleCommand;
 use fantoccini::{Client as Browser, ClientBuilder, Locator};
