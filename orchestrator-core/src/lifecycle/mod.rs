@@ -21,6 +21,7 @@ pub(crate) mod claim_sql;
 pub(crate) mod failure;
 mod fast_path;
 pub(crate) mod holder;
+mod limit_waiting;
 pub mod long_poll;
 mod operator;
 pub mod run_control;

@@ -73,6 +73,7 @@ mod rate;
 mod stats;
 mod waiting;
 
+pub(crate) use rate::epoch_ms as epoch_millis;
 pub use stats::{KeyGauge, LimitStats};
 pub use waiting::LIMIT_WAITING_EVENT;
 pub(crate) use waiting::{is_limit_race, prepare_keys, recheck_after};

@@ -40,7 +40,7 @@ impl RateRow {
 }
 
 /// Milliseconds since the epoch, as the claim log stores claims.
-pub(super) fn epoch_ms(at: DateTime<Utc>) -> i64 {
+pub(crate) fn epoch_ms(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
