@@ -127,3 +127,82 @@ async fn tasks_and_workflows_are_selected_confirmed_and_acted_on_in_bulk() {
     }
     driver.close().await;
 }
+
+/// "All N matching" on a filtered task list: more rows than a page, acted on
+/// through the bulk `filter` after a dry run counted them; rows outside the
+/// filter are not part of the set (they would count as skipped).
+#[tokio::test]
+async fn all_tasks_matching_a_filtered_list_are_counted_by_a_dry_run_then_cancelled() {
+    use orchestrator_client::api::{TaskAction, TaskOperation};
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let mut pending = Vec::new();
+    for i in 0..27 {
+        let task = admin
+            .tasks()
+            .create(&CreateTask {
+                title: format!("job {i:02}"),
+                task_type: "code".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        if i < 3 {
+            admin
+                .tasks()
+                .act(task.id, TaskOperation::Cancel, &TaskAction::default())
+                .await
+                .unwrap();
+        } else {
+            pending.push(task.id);
+        }
+    }
+    let driver = signed_in(&server).await;
+    let browser = driver.browser();
+    browser
+        .goto(&server.at("/ui/tasks?state=pending"))
+        .await
+        .unwrap();
+    wait_text(browser, "#task-list", "job 26").await;
+    // The page shows 20 rows; the offer names all 24 that match.
+    wait_text(
+        browser,
+        "#bulk-all-matching",
+        "Select all 24 tasks matching",
+    )
+    .await;
+    click(browser, "#bulk-all-matching").await;
+    wait_text(browser, "#bulk-count", "All 24 tasks matching").await;
+    click(browser, "[data-bulk='cancel']").await;
+    wait_text(
+        browser,
+        "#bulk-confirm",
+        "Cancel 24 tasks matching the list's filter?",
+    )
+    .await;
+    // The dry run changed nothing.
+    for id in &pending {
+        assert_eq!(
+            admin.tasks().get(*id).await.unwrap().state,
+            TaskState::Pending
+        );
+    }
+    let actions = admin
+        .bulk_actions()
+        .list(PageRequest::new(1, 10))
+        .await
+        .unwrap();
+    assert_eq!(actions.items.len(), 1);
+    assert!(actions.items[0].dry_run);
+    assert_eq!(actions.items[0].counts.matched, 24);
+    click(browser, "#bulk-go").await;
+    wait_text(browser, "#bulk-counts", "24 of 24 handled").await;
+    wait_text(browser, "#bulk-counts", "24 succeeded · 0 skipped").await;
+    for id in &pending {
+        assert_eq!(
+            admin.tasks().get(*id).await.unwrap().state,
+            TaskState::Cancelled
+        );
+    }
+    driver.close().await;
+}

@@ -2,6 +2,9 @@
 // select every row of the page, and a bar that runs an action over the
 // selection through POST /bulk-actions (with `ids`), after a confirmation
 // that names the count, then shows the action's counts until it ends.
+// A list that can say what it shows as a bulk filter (`matching`) also
+// offers "all N matching": the action then takes the `filter`, and its
+// confirmation names the count a dry run found first.
 
 import * as api from '../api.js';
 import { h, fill, badge, errorBox } from '../dom.js';
@@ -16,6 +19,8 @@ const POLL_MS = 500;
  *   confirmation and the progress (draw it above the table),
  * - `all(ids)`: the header checkbox selecting every id of the page,
  * - `one(id)`: a row's checkbox,
+ * - `matching(filter, total)`: what the list shows as a bulk-action filter
+ *   and how many rows that is (`null` when the list cannot say it),
  * - `stop()`: ends the progress polling (when the page is left).
  */
 export function bulkSelect({ target, actions, noun, done }) {
@@ -25,12 +30,20 @@ export function bulkSelect({ target, actions, noun, done }) {
   let pageIds = [];
   let timer = null;
   let stopped = false;
+  // "All matching": the list's filter and total, and whether it is chosen.
+  let offer = null;
+  let everything = false;
   const count = h('span', { class: 'muted', id: 'bulk-count' });
+  const allMatching = h('button', { type: 'button', class: 'quiet', id: 'bulk-all-matching', hidden: true, onclick: () => {
+    everything = !everything;
+    selected.clear();
+    sync();
+  } });
   const buttons = h('span', { class: 'actions' }, actions.map(([action, label]) =>
     h('button', { type: 'button', class: action === 'cancel' ? 'danger' : '', dataset: { bulk: action }, onclick: () => ask(action, label) }, `${label} selected`)));
   const confirmBox = h('div', { id: 'bulk-confirm' });
   const progress = h('div', { id: 'bulk-progress', 'aria-live': 'polite' });
-  const bar = h('div', { class: 'bulk', id: 'bulk' }, h('div', { class: 'toolbar' }, count, buttons), confirmBox, progress);
+  const bar = h('div', { class: 'bulk', id: 'bulk' }, h('div', { class: 'toolbar' }, count, allMatching, buttons), confirmBox, progress);
   const plural = (n) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 
   function sync() {
@@ -40,26 +53,53 @@ export function bulkSelect({ target, actions, noun, done }) {
       header.checked = pageIds.length > 0 && onPage === pageIds.length;
       header.indeterminate = onPage > 0 && onPage < pageIds.length;
     }
-    count.textContent = selected.size ? `${plural(selected.size)} selected` : `Select ${noun}s to act on several at once.`;
-    for (const b of buttons.querySelectorAll('button')) b.disabled = selected.size === 0;
+    if (selected.size) everything = false;
+    if (!offer) everything = false;
+    allMatching.hidden = !offer;
+    allMatching.textContent = everything ? 'Clear' : offer ? `Select all ${plural(offer.total)} matching` : '';
+    count.textContent = everything ? `All ${plural(offer.total)} matching the list's filter selected`
+      : selected.size ? `${plural(selected.size)} selected` : `Select ${noun}s to act on several at once.`;
+    for (const b of buttons.querySelectorAll('button')) b.disabled = selected.size === 0 && !everything;
   }
 
   function ask(action, label) {
+    if (everything) { askMatching(action, label); return; }
     const ids = [...selected];
     if (!ids.length) return;
     const reason = h('input', { type: 'text', id: 'bulk-reason', placeholder: 'Reason (optional)', 'aria-label': 'Reason' });
     fill(confirmBox, h('div', { class: 'card confirm', role: 'alertdialog', 'aria-label': 'Confirm' },
       h('p', {}, `${label} ${plural(ids.length)}? Those it does not apply to are skipped.`),
       h('div', { class: 'actions' }, reason,
-        h('button', { type: 'button', id: 'bulk-go', class: action === 'cancel' ? 'danger' : '', onclick: () => run(action, ids, reason.value.trim()) }, `${label} ${plural(ids.length)}`),
+        h('button', { type: 'button', id: 'bulk-go', class: action === 'cancel' ? 'danger' : '', onclick: () => run(action, { ids }, reason.value.trim()) }, `${label} ${plural(ids.length)}`),
         h('button', { type: 'button', class: 'quiet', id: 'bulk-back', onclick: () => fill(confirmBox) }, 'Back'))));
   }
 
-  async function run(action, ids, reason) {
+  /** Every row matching the list's filter: a dry run counts them first. */
+  async function askMatching(action, label) {
+    const { filter } = offer;
+    fill(confirmBox, h('p', { class: 'muted' }, 'Counting (a dry run)…'));
+    let counted;
+    try {
+      ({ data: counted } = await api.post('/bulk-actions', { target, action, filter, dry_run: true }));
+    } catch (e) {
+      fill(confirmBox, errorBox(e));
+      return;
+    }
+    const n = counted.counts.matched;
+    const reason = h('input', { type: 'text', id: 'bulk-reason', placeholder: 'Reason (optional)', 'aria-label': 'Reason' });
+    fill(confirmBox, h('div', { class: 'card confirm', role: 'alertdialog', 'aria-label': 'Confirm' },
+      h('p', {}, `${label} ${plural(n)} matching the list's filter? A dry run counted them; those it does not apply to are skipped.`),
+      h('div', { class: 'actions' }, reason,
+        h('button', { type: 'button', id: 'bulk-go', class: action === 'cancel' ? 'danger' : '', disabled: n === 0, onclick: () => run(action, { filter }, reason.value.trim()) }, `${label} ${plural(n)}`),
+        h('button', { type: 'button', class: 'quiet', id: 'bulk-back', onclick: () => fill(confirmBox) }, 'Back'))));
+  }
+
+  async function run(action, selection, reason) {
     fill(confirmBox);
     fill(progress, h('p', { class: 'muted' }, 'Starting…'));
     try {
-      const { data } = await api.post('/bulk-actions', { target, action, ids, reason: reason || undefined });
+      const { data } = await api.post('/bulk-actions', { target, action, ...selection, reason: reason || undefined });
+      everything = false;
       selected.clear();
       sync();
       show(data);
@@ -116,6 +156,11 @@ export function bulkSelect({ target, actions, noun, done }) {
     return box;
   }
 
+  function matching(filter, total) {
+    offer = filter && total > 0 ? { filter, total } : null;
+    sync();
+  }
+
   sync();
-  return { bar, all, one, stop: () => { stopped = true; clearTimeout(timer); } };
+  return { bar, all, one, matching, stop: () => { stopped = true; clearTimeout(timer); } };
 }

@@ -40,12 +40,16 @@ export function tasksPage(main, { query, navigate, setTitle }) {
     h('div', { class: 'toolbar' }, stateSelect, delayed, workflow), bulk.bar, list);
 
   const load = api.serial(async () => {
+    // The list as a bulk-action filter pins the tasks created up to this
+    // read, so "all matching" takes in no task the list has not counted.
+    const loadedAt = new Date().toISOString();
     try {
       const [answer, names] = await Promise.all([
         api.get(`/tasks${api.query({ state: state.state, workflow_id: state.workflow_id, delayed: state.delayed ? 'true' : '', page: state.page, per_page: 20 })}`),
         fleet(),
       ]);
       const shown = answer.data.map((t) => [t.id, t.assigned_agent_id && names.agents.has(t.assigned_agent_id)]);
+      bulk.matching(bulkFilter(state, loadedAt), answer.meta.total);
       keep(list, JSON.stringify([answer, shown]), () => [table(answer.data, names, bulk, state.delayed), pager(answer.meta, (page) => go({ page }))]);
     } catch (e) {
       if (!e.aborted) { delete list.dataset.key; fill(list, errorBox(e)); }
@@ -58,6 +62,18 @@ export function tasksPage(main, { query, navigate, setTitle }) {
     timer = setTimeout(load, 400);
   });
   return () => { stop(); bulk.stop(); clearTimeout(timer); };
+}
+
+/**
+ * The list's filters as a bulk-action filter (run control §8), or null for
+ * "delayed only", which that filter cannot say.
+ */
+function bulkFilter(state, createdBefore) {
+  if (state.delayed) return null;
+  const filter = { created_before: createdBefore };
+  if (state.state) filter.state = state.state;
+  if (state.workflow_id) filter.workflow_id = state.workflow_id;
+  return filter;
 }
 
 function table(tasks, names, bulk, delayedOnly) {
