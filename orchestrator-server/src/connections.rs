@@ -314,12 +314,42 @@ impl InProgress {
     /// counts as in progress until the body has been sent or dropped.
     pub(crate) fn hold_until_sent(self, response: Response<Body>) -> Response<Body> {
         response.map(|body| {
-            body.map_frame(move |frame| {
-                let _held = &self;
-                frame
-            })
+            Held {
+                body,
+                _in_progress: self,
+            }
             .boxed_unsync()
         })
+    }
+}
+
+/// A response body that keeps its request [`InProgress`] until it is sent
+/// or dropped. It forwards the body's size hint, so a body of known length
+/// keeps its `Content-Length`: a refused upload's `413` then goes out whole
+/// in one write before the connection closes over the unread rest (sent
+/// chunked, its body could be lost to the reset that close causes).
+struct Held {
+    body: Body,
+    _in_progress: InProgress,
+}
+
+impl hyper::body::Body for Held {
+    type Data = bytes::Bytes;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 

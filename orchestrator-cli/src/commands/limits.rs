@@ -42,6 +42,7 @@ pub enum RateCommand {
 
 #[derive(Debug, Args)]
 pub struct SetConcurrencyArgs {
+    /// The concurrency key (tasks name it with `--concurrency-key`).
     pub key: String,
     /// 1 to 100,000 tasks held at once.
     pub limit: i64,
@@ -49,6 +50,7 @@ pub struct SetConcurrencyArgs {
 
 #[derive(Debug, Args)]
 pub struct SetRateArgs {
+    /// The rate key (tasks name it with `--rate-limit-key`).
     pub key: String,
     /// 1 to 1,000,000 claims per window.
     pub limit: i64,
@@ -65,6 +67,7 @@ pub struct ListArgs {
 
 #[derive(Debug, Args)]
 pub struct KeyArgs {
+    /// The key whose limit to remove.
     pub key: String,
 }
 
