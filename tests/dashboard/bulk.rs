@@ -133,7 +133,8 @@ async fn tasks_and_workflows_are_selected_confirmed_and_acted_on_in_bulk() {
 /// filter are not part of the set (they would count as skipped).
 #[tokio::test]
 async fn all_tasks_matching_a_filtered_list_are_counted_by_a_dry_run_then_cancelled() {
-    use orchestrator_client::api::{TaskAction, TaskOperation};
+    use orchestrator_client::TaskOperation;
+    use orchestrator_client::api::TaskAction;
     let server = TestServer::start().await;
     let admin = server.admin();
     let mut pending = Vec::new();
