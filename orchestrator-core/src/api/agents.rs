@@ -11,13 +11,17 @@ use uuid::Uuid;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionMode {
+    /// Takes ordinary work tasks (the default).
     #[default]
     Specialist,
+    /// Takes orchestrator tasks, the ones that plan a workflow.
     Orchestrator,
+    /// Takes both work tasks and orchestrator tasks.
     Hybrid,
 }
 
 impl ExecutionMode {
+    /// The wire name, as stored and as sent.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Specialist => "specialist",
@@ -26,27 +30,35 @@ impl ExecutionMode {
         }
     }
 
+    /// The mode named `text`, or `None` for a name that is not one.
     pub fn parse(text: &str) -> Option<Self> {
         [Self::Specialist, Self::Orchestrator, Self::Hybrid]
             .into_iter()
             .find(|m| m.as_str() == text)
     }
 
+    /// Whether the agent gets the `orchestrator` routing tag (orchestrator and
+    /// hybrid agents).
     pub fn takes_orchestrator_tasks(self) -> bool {
         !matches!(self, Self::Specialist)
     }
 }
 
+/// How an agent talks to the platform: the REST claim loop, or ACP sessions
+/// (`/acp/*` routes accept only `acp` agents).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum AgentProtocol {
+    /// The HTTP claim loop (the default).
     #[default]
     Rest,
+    /// Agent Client Protocol: the agent works through ACP sessions.
     Acp,
 }
 
 impl AgentProtocol {
+    /// The wire name, as stored and as sent.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Rest => "rest",
@@ -60,8 +72,10 @@ impl AgentProtocol {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct AgentTools {
+    /// Tools the agent cannot work without.
     #[serde(default)]
     pub required: Vec<String>,
+    /// Tools the agent uses when they are there.
     #[serde(default)]
     pub optional: Vec<String>,
 }
@@ -71,29 +85,43 @@ pub struct AgentTools {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RegisterAgent {
+    /// The agent's display name.
     pub name: String,
+    /// `rest` (default) or `acp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<AgentProtocol>,
+    /// Tags matched against a task's `required_tags` at claim time; the server
+    /// adds `orchestrator` for orchestrator and hybrid agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing_tags: Option<Vec<String>>,
+    /// What kinds of task the agent takes (default `specialist`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ExecutionMode>,
     /// Issue an agent-scope key bound to the new agent, shown once in the
     /// answer's `api_key` (default true; `false` registers without one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issue_api_key: Option<bool>,
+    /// How often the agent promises a heartbeat, 5 to 3600 seconds (default
+    /// 60); two missed intervals make it `inactive`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_interval_seconds: Option<i64>,
+    /// The tools the agent needs and can use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<AgentTools>,
+    /// The worker hosting the agent, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
+    /// Free-form caller metadata kept on the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+    /// The agent's ACP declaration (for `protocol: acp`), copied into its
+    /// sessions' metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acp: Option<Value>,
+    /// Free-form profile of the agent (what it is good at), kept as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<Value>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -103,21 +131,39 @@ pub struct RegisterAgent {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Agent {
+    /// The agent's id: `agent_id` in claims and task routes.
     pub id: Uuid,
+    /// The agent's display name.
     pub name: String,
+    /// `rest` or `acp`.
     pub protocol: AgentProtocol,
+    /// The tags the agent claims with (its registered tags; `orchestrator`
+    /// included for orchestrator and hybrid agents).
     pub routing_tags: Vec<String>,
+    /// What kinds of task the agent takes.
     pub execution_mode: ExecutionMode,
+    /// `active`, `busy` (holding a claimed or in-progress task) or `inactive`
+    /// (missed 2 heartbeats).
     pub status: String,
+    /// The worker hosting the agent, if any.
     pub worker_id: Option<Uuid>,
+    /// How often the agent promised a heartbeat, in seconds.
     pub heartbeat_interval_seconds: i64,
+    /// The tools the agent needs and can use.
     pub tools: AgentTools,
+    /// Free-form caller metadata.
     pub metadata: Value,
+    /// The agent's ACP declaration, if it registered one.
     pub acp: Option<Value>,
+    /// The agent's profile, if it registered one.
     pub profile: Option<Value>,
+    /// The task the agent holds (claimed or in progress), if any.
     pub current_task_id: Option<Uuid>,
+    /// When the last heartbeat arrived (registration counts as one).
     pub last_heartbeat_at: Timestamp,
+    /// When the agent registered.
     pub created_at: Timestamp,
+    /// When the agent last changed.
     pub updated_at: Timestamp,
     /// Only in the registration answer, when a key was issued.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,7 +174,9 @@ pub struct Agent {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HeartbeatAck {
+    /// Always true: the heartbeat was recorded.
     pub ack: bool,
+    /// The agent's status after the heartbeat (`active` or `busy`).
     pub status: String,
 }
 
@@ -137,9 +185,12 @@ pub struct HeartbeatAck {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkerAgentSpec {
+    /// The agent's display name.
     pub name: String,
+    /// Tags the agent claims with (the worker's tags are not copied).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing_tags: Option<Vec<String>>,
+    /// What kinds of task the agent takes (default `specialist`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_mode: Option<ExecutionMode>,
 }
@@ -153,6 +204,8 @@ pub const CONNECTION_MODES: &[&str] = &["websocket", "sse", "polling"];
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RegisterWorker {
+    /// The worker's name; with `take_over_offline` it identifies the worker to
+    /// take over.
     pub name: String,
     /// `external`, `acp` or `claude_code` (open word).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -160,16 +213,24 @@ pub struct RegisterWorker {
     /// One of [`CONNECTION_MODES`]; `websocket` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connection_mode: Option<String>,
+    /// Tags matched against a task's `required_tags` when the worker's agents
+    /// claim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing_tags: Option<Vec<String>>,
+    /// How often the worker promises a heartbeat, 5 to 3600 seconds (default
+    /// 30).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heartbeat_interval_seconds: Option<i64>,
+    /// What the worker reports about its host (free form, shown as given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_info: Option<Value>,
+    /// Free-form caller metadata kept on the worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+    /// Agents to create with the worker, each with its own key in the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agents: Option<Vec<WorkerAgentSpec>>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     /// Beyond the contract: when true and the tenant has an offline worker
@@ -189,10 +250,15 @@ pub struct RegisterWorker {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RegisteredWorkerAgent {
+    /// The agent's id.
     pub id: Uuid,
+    /// The agent's display name.
     pub name: String,
+    /// The tags the agent claims with.
     pub routing_tags: Vec<String>,
+    /// What kinds of task the agent takes.
     pub execution_mode: ExecutionMode,
+    /// The agent's key, shown only in this answer.
     pub api_key: String,
 }
 
@@ -200,12 +266,16 @@ pub struct RegisteredWorkerAgent {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RegisteredWorker {
+    /// The new (or taken-over) worker's id.
     pub worker_id: Uuid,
+    /// The worker's key, shown only in this answer.
     pub worker_api_key: String,
+    /// The worker's agents, each with its key.
     pub agents: Vec<RegisteredWorkerAgent>,
     /// Absolute `ws://host/api/v1/events` when the request named its host,
     /// else the path.
     pub websocket_url: String,
+    /// How often the worker must send a heartbeat, in seconds.
     pub heartbeat_interval_seconds: i64,
     /// True when an offline worker of the name was taken over (see
     /// [`RegisterWorker::take_over_offline`]) rather than a new one made.
@@ -218,7 +288,9 @@ pub struct RegisteredWorker {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeletedWorker {
+    /// The deleted worker's id.
     pub id: Uuid,
+    /// Always true: the worker is gone.
     pub deleted: bool,
     /// Keys revoked by the deletion (the worker's and its agents').
     pub keys_revoked: u64,
@@ -228,20 +300,35 @@ pub struct DeletedWorker {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Worker {
+    /// The worker's id, used in `/workers/:id` routes.
     pub worker_id: Uuid,
+    /// The worker's name.
     pub name: String,
+    /// What runs the tasks: `external`, `acp`, `claude_code` or another word.
     pub runtime_type: String,
+    /// How the worker talks to the control plane: one of [`CONNECTION_MODES`].
     pub connection_mode: String,
+    /// Tags the worker's agents claim with.
     pub routing_tags: Vec<String>,
+    /// What the worker reported about its host.
     pub host_info: Value,
+    /// How often the worker promised a heartbeat, in seconds.
     pub heartbeat_interval_seconds: i64,
+    /// Free-form caller metadata.
     pub metadata: Value,
+    /// `online` or `offline` (missed heartbeats).
     pub status: String,
+    /// The task the worker last reported working on, if any.
     pub current_task_id: Option<Uuid>,
+    /// The metrics the worker last reported, if any.
     pub metrics: Option<Value>,
+    /// The ids of the worker's agents.
     pub agents: Vec<Uuid>,
+    /// When the last heartbeat arrived.
     pub last_heartbeat_at: Timestamp,
+    /// When the worker registered.
     pub created_at: Timestamp,
+    /// When the worker last changed.
     pub updated_at: Timestamp,
 }
 
@@ -250,10 +337,13 @@ pub struct Worker {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkerHeartbeat {
+    /// The status the worker reports for itself, kept as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// The task the worker is working on now, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_task_id: Option<Uuid>,
+    /// Free-form metrics (load, memory, ...), kept until the next report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Value>,
     /// What the worker runs now; replaces its previous report (absent keeps
@@ -271,8 +361,11 @@ pub struct WorkerNext {
     /// task when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// Only tasks of this workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// Merge `workflow`, `workspace`, `documents` and `attachments` into the
+    /// claimed task's `context` (as on `POST /tasks/claim`).
     #[serde(default)]
     pub include_context: bool,
     /// Only tasks of this execution environment (as on `POST /tasks/claim`).

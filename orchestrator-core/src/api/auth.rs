@@ -12,15 +12,21 @@ use uuid::Uuid;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
+    /// Works tasks as one agent: claims, reports, heartbeats.
     Agent,
+    /// Runs agents: registers itself and them, holds the worker channel.
     Worker,
+    /// Manages the tenant: playbooks, workflows, keys, settings.
     Admin,
+    /// Operates the platform across tenants (creates tenants).
     Service,
 }
 
 impl Scope {
+    /// Every scope, lowest first.
     pub const ALL: [Scope; 4] = [Scope::Agent, Scope::Worker, Scope::Admin, Scope::Service];
 
+    /// The wire name (`agent`, `worker`, `admin`, `service`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Agent => "agent",
@@ -70,6 +76,7 @@ impl FromStr for Scope {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TokenRequest {
+    /// The raw API key to exchange (`apiKey` is accepted as an alias).
     #[serde(alias = "apiKey")]
     pub api_key: String,
     /// `true` (the default) gives cookies with an explicit expiry; `false`
@@ -83,10 +90,15 @@ pub struct TokenRequest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TokenResponse {
+    /// The access token, sent as `Authorization: Bearer`; also set as a cookie.
     pub token: String,
+    /// When the access token stops working.
     pub expires_at: Timestamp,
+    /// When the refresh token (in its cookie) stops working.
     pub refresh_expires_at: Timestamp,
+    /// The scope of the key the token was issued for.
     pub scope: Scope,
+    /// The tenant the token acts in.
     pub tenant_id: Uuid,
 }
 
@@ -95,8 +107,11 @@ pub struct TokenResponse {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RefreshResponse {
+    /// The new access token.
     pub token: String,
+    /// When the new access token stops working.
     pub expires_at: Timestamp,
+    /// When the rotated refresh token stops working.
     pub refresh_expires_at: Timestamp,
 }
 
@@ -104,10 +119,15 @@ pub struct RefreshResponse {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Me {
+    /// Always true: the request carried a valid credential.
     pub authenticated: bool,
+    /// The credential's scope.
     pub scope: Scope,
+    /// The tenant the credential acts in.
     pub tenant_id: Uuid,
+    /// Who the key acts for: `user`, `agent`, `worker` or `service`.
     pub owner_type: String,
+    /// The agent, worker or user the key is bound to, if any.
     pub owner_id: Option<Uuid>,
     /// The API key behind the credential (beyond the contract; lets operators
     /// tell which key a session came from).
@@ -118,5 +138,6 @@ pub struct Me {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LoggedOut {
+    /// Always true: the session is ended and its cookies cleared.
     pub logged_out: bool,
 }

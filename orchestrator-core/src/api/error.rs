@@ -11,20 +11,41 @@ use super::ResponseMeta;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
+    /// 422: the body or query does not match its schema (malformed JSON, wrong
+    /// types, unknown fields, bad enum values, missing fields);
+    /// `details.issues` names every field at fault.
     SchemaValidationFailed,
+    /// 400: a well-formed request that breaks a rule.
     ValidationError,
+    /// 401: no credential, or one that is unknown, expired or revoked.
     Unauthorized,
+    /// 403: the credential's scope or binding does not allow the route.
     Forbidden,
+    /// 404: the resource does not exist in the caller's tenant, or the route is
+    /// unknown.
     NotFound,
+    /// 405: the path exists but not with this method (the answer lists
+    /// `Allow`).
     MethodNotAllowed,
+    /// 409: the request conflicts with the current state (a reused `request_id`
+    /// with another body, a taken name, a transaction PostgreSQL aborted).
     Conflict,
+    /// 409: the resource's state does not allow the change; `details` has
+    /// `current_state` and `requested_state`.
     InvalidStateTransition,
     /// Run control: the caller's lease on the task is gone (another attempt).
     LeaseLost,
+    /// 413: the body is over its size limit (1 MiB by default).
     PayloadTooLarge,
+    /// 429: over the rate limit; retry after `Retry-After` seconds.
     RateLimited,
+    /// 400: a remote MCP server failed its verification; `details` names the
+    /// failed step and the reason.
     VerificationFailed,
+    /// 503: the server cannot take the request now (at its stream cap, shutting
+    /// down, database unreachable).
     ServiceUnavailable,
+    /// 500: an unexpected fault; the request changed nothing.
     InternalError,
     /// A code this SDK version does not know yet (the set may grow).
     #[serde(other)]
@@ -65,8 +86,10 @@ impl std::fmt::Display for ErrorCode {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Issues {
+    /// Messages by field path (`budget.token_budget`).
     #[serde(rename = "fieldErrors")]
     pub field_errors: BTreeMap<String, Vec<String>>,
+    /// Messages about the request as a whole.
     #[serde(rename = "formErrors")]
     pub form_errors: Vec<String>,
 }
@@ -87,6 +110,7 @@ impl Issues {
         }
     }
 
+    /// Adds one message for one field, keeping earlier ones.
     pub fn add_field(&mut self, field: impl Into<String>, message: impl Into<String>) {
         self.field_errors
             .entry(field.into())
@@ -94,6 +118,7 @@ impl Issues {
             .push(message.into());
     }
 
+    /// Whether there is no message at all.
     pub fn is_empty(&self) -> bool {
         self.field_errors.is_empty() && self.form_errors.is_empty()
     }
@@ -103,10 +128,16 @@ impl Issues {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorBody {
+    /// The machine code to branch on.
     pub code: ErrorCode,
+    /// What went wrong, for people (do not parse it).
     pub message: String,
+    /// What the caller can do about it (`retry the request`), when there is
+    /// advice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_hint: Option<String>,
+    /// Structured detail: `issues` for schema errors, the states of a refused
+    /// transition, the failed step of a verification.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<serde_json::Value>,
 }
@@ -116,6 +147,8 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorEnvelope {
+    /// The error.
     pub error: ErrorBody,
+    /// The request id and time of the answer.
     pub meta: ResponseMeta,
 }

@@ -9,11 +9,17 @@ use uuid::Uuid;
 wire_enum!(
     /// A container's (or process's) state as the worker reports it.
     ContainerState {
+        /// Created, not started yet.
         Created = "created",
+        /// Running.
         Running = "running",
+        /// Paused by the runtime.
         Paused = "paused",
+        /// Being restarted by the runtime.
         Restarting = "restarting",
+        /// Stopped (the process ended).
         Exited = "exited",
+        /// Failed to stop or be removed; the runtime gave up on it.
         Dead = "dead",
     }
 );
@@ -25,13 +31,20 @@ wire_enum!(
 pub struct ContainerReport {
     /// The runtime's id (a container id, or `pid:<n>` for a process).
     pub id: String,
+    /// The container's (or process's) name.
     pub name: String,
+    /// The image it runs (the command for a process).
     pub image: String,
+    /// Its state as the runtime reports it.
     pub state: ContainerState,
+    /// The task it runs, if any.
     pub task_id: Option<Uuid>,
+    /// When it started.
     pub started_at: Timestamp,
+    /// CPU use at the report, in percent of one CPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_percent: Option<f64>,
+    /// Memory use at the report, in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_bytes: Option<i64>,
 }
@@ -41,17 +54,28 @@ pub struct ContainerReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Container {
+    /// The runtime's id (a container id, or `pid:<n>` for a process).
     pub id: String,
+    /// The worker that reported it.
     pub worker_id: Uuid,
+    /// The reporting worker's name.
     pub worker_name: String,
     /// The worker's status now (`online`, `offline`, ...).
     pub worker_status: String,
+    /// The container's (or process's) name.
     pub name: String,
+    /// The image it runs.
     pub image: String,
+    /// Its state at the last report.
     pub state: ContainerState,
+    /// The task it runs, if any.
     pub task_id: Option<Uuid>,
+    /// When it started.
     pub started_at: Timestamp,
+    /// CPU use at the last report, in percent of one CPU; null when not
+    /// reported.
     pub cpu_percent: Option<f64>,
+    /// Memory use at the last report, in bytes; null when not reported.
     pub memory_bytes: Option<i64>,
     /// When the worker's heartbeat carrying it arrived.
     pub reported_at: Timestamp,
@@ -61,10 +85,13 @@ pub struct Container {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContainerFilter {
+    /// Only containers reported by this worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
+    /// Only containers in this state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<ContainerState>,
+    /// Only containers running this task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<Uuid>,
 }
@@ -73,8 +100,11 @@ pub struct ContainerFilter {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FleetAgent {
+    /// The agent's id.
     pub id: Uuid,
+    /// The agent's name.
     pub name: String,
+    /// `active`, `busy` or `inactive`.
     pub status: String,
     /// The claimed or in-progress task, if any.
     pub current_task_id: Option<Uuid>,
@@ -84,8 +114,11 @@ pub struct FleetAgent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FleetEnvironment {
+    /// The environment's id.
     pub id: Uuid,
+    /// The environment's name.
     pub name: String,
+    /// The environment's image.
     pub image: String,
 }
 
@@ -93,14 +126,23 @@ pub struct FleetEnvironment {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FleetWorker {
+    /// The worker's id.
     pub worker_id: Uuid,
+    /// The worker's name.
     pub name: String,
+    /// `online` or `offline`.
     pub status: String,
+    /// The worker's routing tags (`env:<name or id>` tags name its
+    /// environments).
     pub routing_tags: Vec<String>,
+    /// How often the worker promised a heartbeat, in seconds.
     pub heartbeat_interval_seconds: i64,
+    /// When the last heartbeat arrived.
     pub last_heartbeat_at: Timestamp,
+    /// The worker's agents and the tasks they hold.
     pub agents: Vec<FleetAgent>,
     /// Containers in state `running` in the worker's latest report.
     pub running_containers: i64,
+    /// The environments the worker can run, from its `env:` routing tags.
     pub environments: Vec<FleetEnvironment>,
 }

@@ -15,7 +15,9 @@ pub struct SetConcurrencyLimit {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ConcurrencyLimit {
+    /// The concurrency key, as tasks name it in `concurrency_key`.
     pub key: String,
+    /// How many tasks with the key may be held at once (1 when none is set).
     pub limit: i64,
     /// Tasks with the key that are claimed or in progress.
     pub held: i64,
@@ -38,8 +40,11 @@ pub struct SetRateLimit {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RateLimit {
+    /// The rate limit key, as tasks name it in `rate_limit_key`.
     pub key: String,
+    /// How many claims of tasks with the key one window allows.
     pub limit: i64,
+    /// The window's length in seconds.
     pub period_seconds: i64,
     /// Claims of tasks with the key within the last `period_seconds`.
     pub claimed_in_window: i64,
@@ -51,6 +56,8 @@ pub struct RateLimit {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeletedLimit {
+    /// The key whose limit was removed.
     pub key: String,
+    /// Always true: the limit is gone (the key falls back to its default).
     pub deleted: bool,
 }

@@ -26,45 +26,104 @@ pub const DEFAULT_LOG_PAGE: u32 = 50;
 
 wire_enum!(
     /// Who wrote a row.
-    LogSource { Runtime = "runtime", Platform = "platform", TaskContainer = "task_container" }
+    LogSource {
+        /// An agent runtime, through `POST /logs/ingest` (the default).
+        Runtime = "runtime",
+        /// orch itself (auth and task lifecycle rows).
+        Platform = "platform",
+        /// A task's command or container (its stdout and stderr lines).
+        TaskContainer = "task_container",
+    }
 );
 wire_enum!(
     /// What a row is about.
-    LogCategory { Llm = "llm", Tool = "tool", TaskLifecycle = "task_lifecycle", Auth = "auth" }
+    LogCategory {
+        /// A call to a language model.
+        Llm = "llm",
+        /// A tool call.
+        Tool = "tool",
+        /// A step of a task's life (claim, start, complete, fail, ...).
+        TaskLifecycle = "task_lifecycle",
+        /// Authentication (token exchange, refresh, credential reads).
+        Auth = "auth",
+    }
 );
 wire_enum!(
     /// Severity (open in the contract; orch uses these four).
-    LogLevel { Debug = "debug", Info = "info", Warn = "warn", Error = "error" }
+    LogLevel {
+        /// Detail for debugging.
+        Debug = "debug",
+        /// Ordinary progress (the default of an ingested entry).
+        Info = "info",
+        /// Something unusual that did not stop the work.
+        Warn = "warn",
+        /// A failure.
+        Error = "error",
+    }
 );
 wire_enum!(
     /// Where the operation stands.
-    LogStatus { Started = "started", Completed = "completed", Failed = "failed" }
+    LogStatus {
+        /// The operation began.
+        Started = "started",
+        /// The operation ended well.
+        Completed = "completed",
+        /// The operation ended in an error.
+        Failed = "failed",
+    }
 );
 wire_enum!(
     /// `GET /logs/export` format.
-    ExportFormat { Json = "json", Csv = "csv" }
+    ExportFormat {
+        /// A JSON array of rows.
+        Json = "json",
+        /// CSV with a header line; `payload` and `error` as JSON text.
+        Csv = "csv",
+    }
 );
 wire_enum!(
     /// Sort order of an export.
-    SortOrder { Asc = "asc", Desc = "desc" }
+    SortOrder {
+        /// Oldest first.
+        Asc = "asc",
+        /// Newest first (the default).
+        Desc = "desc",
+    }
 );
 wire_enum!(
     /// `detail` of `GET /logs`.
-    LogDetail { Full = "full", Summary = "summary" }
+    LogDetail {
+        /// Rows as stored (the default).
+        Full = "full",
+        /// Rows without `payload`, `error` cut to `message`, `code` and
+        /// `category`.
+        Summary = "summary",
+    }
 );
 wire_enum!(
     /// `group_by` of `GET /logs/stats`.
     LogGroupBy {
+        /// Group by the rows' `category`.
         Category = "category",
+        /// Group by the rows' `operation`.
         Operation = "operation",
+        /// Group by the rows' `level`.
         Level = "level",
+        /// Group by the rows' `task_id`.
         TaskId = "task_id",
+        /// Group by the rows' `work_item_id`.
         WorkItemId = "work_item_id",
+        /// Group by the rows' `stage_name`.
         StageName = "stage_name",
+        /// Group by the rows' `activation_id`.
         ActivationId = "activation_id",
+        /// Group by the rows' `is_orchestrator_task`.
         IsOrchestratorTask = "is_orchestrator_task",
+        /// Group by the rows' `source`.
         Source = "source",
+        /// Group by the rows' `execution_backend`.
         ExecutionBackend = "execution_backend",
+        /// Group by the rows' `tool_owner`.
         ToolOwner = "tool_owner",
     }
 );
@@ -75,35 +134,67 @@ wire_enum!(
 pub struct LogRow {
     /// The row's integer key as a string.
     pub id: String,
+    /// When the row was written (for ingested rows, when the server took them).
     pub created_at: Timestamp,
+    /// The trace the row belongs to, grouping rows of one piece of work.
     pub trace_id: Option<Uuid>,
+    /// The span (one operation) the row records.
     pub span_id: Option<Uuid>,
+    /// The span that started this one, if any.
     pub parent_span_id: Option<Uuid>,
+    /// Who wrote the row: `runtime` (an agent runtime), `platform` (orch
+    /// itself) or `task_container`.
     pub source: LogSource,
+    /// What the row is about: `llm`, `tool`, `task_lifecycle` or `auth`.
     pub category: LogCategory,
+    /// Severity: `debug`, `info`, `warn` or `error`.
     pub level: LogLevel,
+    /// What was done, as a dotted name (`task.claim`, `task.stdout`,
+    /// `llm.chat`).
     pub operation: String,
+    /// Where the operation stands: `started`, `completed` or `failed`; null for
+    /// a row that is not about one.
     pub status: Option<LogStatus>,
+    /// How long the operation took, in milliseconds.
     pub duration_ms: Option<i64>,
     /// Absent with `detail=summary`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<Value>,
+    /// What went wrong, for a failed operation (a JSON object, `message`,
+    /// `code` and `category` kept by `detail=summary`).
     pub error: Option<Value>,
+    /// The workspace the row belongs to.
     pub workspace_id: Option<Uuid>,
+    /// The workflow the row belongs to.
     pub workflow_id: Option<Uuid>,
+    /// The task the row belongs to.
     pub task_id: Option<Uuid>,
+    /// The work item the row belongs to.
     pub work_item_id: Option<Uuid>,
+    /// The workflow activation the row belongs to.
     pub activation_id: Option<Uuid>,
+    /// The workflow stage the row belongs to.
     pub stage_name: Option<String>,
+    /// Whether the row comes from an orchestrator task.
     pub is_orchestrator_task: Option<bool>,
+    /// What executed the operation (a runtime's own word).
     pub execution_backend: Option<String>,
+    /// Who provides the tool of a `tool` row (a runtime's own word).
     pub tool_owner: Option<String>,
+    /// The role the acting agent works in.
     pub role: Option<String>,
+    /// Who acted: the caller key's owner type unless given (`agent`, `worker`,
+    /// `user`, `service`).
     pub actor_type: Option<String>,
+    /// The id of who acted: the caller key's owner unless given.
     pub actor_id: Option<String>,
+    /// The name of who acted, for display.
     pub actor_name: Option<String>,
+    /// The kind of thing the operation acted on.
     pub resource_type: Option<String>,
+    /// The id of the thing the operation acted on.
     pub resource_id: Option<String>,
+    /// The name of the thing the operation acted on, for display.
     pub resource_name: Option<String>,
 }
 
@@ -120,56 +211,84 @@ pub struct LogRow {
     bound(serialize = "J: Serialize", deserialize = "J: Deserialize<'de>")
 )]
 pub struct NewLogEntry<J = Value> {
+    /// The trace the row belongs to, grouping rows of one piece of work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<Uuid>,
+    /// The span (one operation) the row records.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span_id: Option<Uuid>,
+    /// The span that started this one, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_span_id: Option<Uuid>,
+    /// Who writes the row: `runtime` (default), `platform` or `task_container`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<LogSource>,
+    /// What the row is about: `llm`, `tool`, `task_lifecycle` or `auth`
+    /// (required).
     pub category: LogCategory,
+    /// Severity (default `info`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<LogLevel>,
+    /// What was done, as a dotted name (`task.stdout`, `llm.chat`; required).
     pub operation: String,
+    /// Where the operation stands: `started`, `completed` or `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<LogStatus>,
+    /// How long the operation took, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
+    /// The operation's data; must be a JSON object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload: Option<J>,
+    /// What went wrong, for a failed operation; must be a JSON object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<J>,
+    /// The workspace the row belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<Uuid>,
+    /// The workflow the row belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// The task the row belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<Uuid>,
+    /// The work item the row belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_item_id: Option<Uuid>,
+    /// The workflow activation the row belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation_id: Option<Uuid>,
+    /// The workflow stage the row belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage_name: Option<String>,
+    /// Whether the row comes from an orchestrator task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_orchestrator_task: Option<bool>,
+    /// What executed the operation (a runtime's own word).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_backend: Option<String>,
+    /// Who provides the tool of a `tool` row (a runtime's own word).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_owner: Option<String>,
+    /// The role the acting agent works in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Who acted; the caller key's owner type when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor_type: Option<String>,
+    /// The id of who acted; the caller key's owner when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor_id: Option<String>,
+    /// The name of who acted, for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actor_name: Option<String>,
+    /// The kind of thing the operation acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_type: Option<String>,
+    /// The id of the thing the operation acted on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
+    /// The name of the thing the operation acted on, for display.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_name: Option<String>,
 }
@@ -252,6 +371,7 @@ impl<J> NewLogEntry<J> {
     bound(serialize = "J: Serialize", deserialize = "J: Deserialize<'de>")
 )]
 pub struct IngestLogs<J = Value> {
+    /// The entries to write: 1 to [`MAX_INGEST_ENTRIES`], all or none.
     pub entries: Vec<NewLogEntry<J>>,
 }
 
@@ -330,6 +450,7 @@ fn is_compact(text: &str) -> bool {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Ingested {
+    /// How many rows were written (all the entries).
     pub inserted: u64,
 }
 
@@ -337,35 +458,50 @@ pub struct Ingested {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogFilter {
+    /// Only rows of this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<Uuid>,
+    /// Only rows of this workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// Only rows of this task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<Uuid>,
+    /// Only rows of this work item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_item_id: Option<Uuid>,
+    /// Only rows of this workflow stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage_name: Option<String>,
+    /// Only rows of this workflow activation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation_id: Option<Uuid>,
+    /// Only rows from this source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<LogSource>,
+    /// Only rows of this category.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<LogCategory>,
+    /// Only rows of this level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<LogLevel>,
+    /// Only rows of this operation (exact name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
+    /// Only rows in this status.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<LogStatus>,
+    /// Only rows of this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Only rows of this trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<Uuid>,
     /// RFC 3339 or a duration back from now (`10m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<String>,
+    /// Only rows written before this time: RFC 3339 or a duration back from now
+    /// (`10m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
     /// Substring of the operation or the payload text (case-insensitive).
@@ -377,12 +513,18 @@ pub struct LogFilter {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogQuery {
+    /// The row filters.
     #[serde(flatten)]
     pub filter: LogFilter,
+    /// `full` (default) or `summary`: without `payload`, with `error` cut to
+    /// its `message`, `code` and `category`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<LogDetail>,
+    /// The opaque `meta.next_cursor` of the previous page; the newest rows when
+    /// absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// Rows per page, at most [`MAX_LOG_PAGE`] (default [`DEFAULT_LOG_PAGE`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_page: Option<u32>,
 }
@@ -391,6 +533,7 @@ pub struct LogQuery {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogPage {
+    /// The rows, newest first.
     pub items: Vec<LogRow>,
     /// Pass as `cursor` for the next (older) page; `None` at the end.
     pub next_cursor: Option<String>,
@@ -402,6 +545,7 @@ pub struct LogPage {
 pub struct LogGroup {
     /// The grouped field's value (string, UUID, boolean or null).
     pub value: Value,
+    /// How many rows have the value.
     pub count: u64,
 }
 
@@ -409,8 +553,11 @@ pub struct LogGroup {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogStats {
+    /// The field the rows were grouped by.
     pub group_by: LogGroupBy,
+    /// How many rows matched the filters.
     pub total: u64,
+    /// One group per value, largest first.
     pub groups: Vec<LogGroup>,
 }
 
@@ -418,8 +565,12 @@ pub struct LogStats {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LogActor {
+    /// The actor's type, as written on the rows (`agent`, `worker`, `user`,
+    /// ...).
     pub actor_type: Option<String>,
+    /// The actor's id, as written on the rows.
     pub actor_id: Option<String>,
+    /// The actor's name, as written on the rows.
     pub actor_name: Option<String>,
 }
 

@@ -12,8 +12,10 @@ macro_rules! wire_enum {
         pub enum $name { $($(#[$vmeta])* #[serde(rename = $text)] $variant),+ }
 
         impl $name {
+            /// Every variant, in declaration order.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
 
+            /// The variant's text on the wire.
             pub fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
             }
