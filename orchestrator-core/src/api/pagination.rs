@@ -12,7 +12,9 @@ pub const DEFAULT_PER_PAGE: u32 = 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PageRequest {
+    /// The page to read, from 1.
     pub page: u32,
+    /// Items per page, 1 to [`MAX_PER_PAGE`].
     pub per_page: u32,
 }
 
@@ -28,7 +30,9 @@ impl Default for PageRequest {
 /// Why a pagination value was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageError {
+    /// The query parameter at fault (`page` or `per_page`).
     pub field: &'static str,
+    /// What is wrong with it, for the `422` field error.
     pub message: String,
 }
 
@@ -78,13 +82,18 @@ impl PageRequest {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Page<T> {
+    /// The items of this page.
     pub items: Vec<T>,
+    /// How many items match over all pages.
     pub total: u64,
+    /// The page these items are, from 1.
     pub page: u32,
+    /// Items per page the request asked for (after clamping).
     pub per_page: u32,
 }
 
 impl<T> Page<T> {
+    /// A page of `items` out of `total`, at the position `request` asked for.
     pub fn new(items: Vec<T>, total: u64, request: PageRequest) -> Self {
         Self {
             items,
@@ -100,6 +109,7 @@ impl<T> Page<T> {
         total_pages(self.total, per_page)
     }
 
+    /// The same page with every item converted by `f`.
     pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
         Page {
             items: self.items.into_iter().map(f).collect(),

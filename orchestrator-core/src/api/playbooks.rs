@@ -18,12 +18,15 @@ use uuid::Uuid;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Lifecycle {
+    /// Runs to completion (the default).
     #[default]
     Planned,
+    /// Never completes by itself: work keeps arriving.
     Ongoing,
 }
 
 impl Lifecycle {
+    /// The wire name (`planned`, `ongoing`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Planned => "planned",
@@ -47,8 +50,11 @@ impl std::str::FromStr for Lifecycle {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Provenance {
+    /// The catalog's source repository.
     pub source_repository: String,
+    /// The catalog entry's id; null when it came from elsewhere.
     pub catalog_id: Option<String>,
+    /// The catalog entry's version at import time.
     pub catalog_version: Option<String>,
 }
 
@@ -60,21 +66,31 @@ pub struct Playbook {
     pub id: Uuid,
     /// The family's id (= the id of revision 1).
     pub family_id: Uuid,
+    /// The playbook's name.
     pub name: String,
+    /// The playbook's slug, unique in the tenant.
     pub slug: String,
+    /// What the playbook is for (empty when not given).
     pub description: String,
+    /// What a workflow of the playbook delivers when it completes.
     pub outcome: String,
+    /// `planned` (runs to completion) or `ongoing` (never completes by itself).
     pub lifecycle: Lifecycle,
     /// The revision number (the active revision's on reads).
     pub version: i32,
     /// True on the current revision of a family that is not archived.
     pub is_active: bool,
+    /// Whether the family is archived: it cannot be launched (`409`).
     pub archived: bool,
     /// The authored definition: `roles` and `stages` (objects with a unique
     /// `name`, at least one stage) plus anything else the author keeps.
     pub definition: Value,
+    /// The catalog entry it was imported from; null for playbooks authored
+    /// here.
     pub provenance: Option<Provenance>,
+    /// When this revision was created.
     pub created_at: Timestamp,
+    /// When this revision last changed.
     pub updated_at: Timestamp,
 }
 
@@ -82,17 +98,30 @@ pub struct Playbook {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlaybookSummary {
+    /// This revision's id.
     pub id: Uuid,
+    /// The family's id (= the id of revision 1).
     pub family_id: Uuid,
+    /// The playbook's name.
     pub name: String,
+    /// The playbook's slug, unique in the tenant.
     pub slug: String,
+    /// What the playbook is for (empty when not given).
     pub description: String,
+    /// `planned` (runs to completion) or `ongoing` (never completes by itself).
     pub lifecycle: Lifecycle,
+    /// The revision number (the active revision's on reads).
     pub version: i32,
+    /// True on the current revision of a family that is not archived.
     pub is_active: bool,
+    /// Whether the family is archived: it cannot be launched (`409`).
     pub archived: bool,
+    /// The catalog entry it was imported from; null for playbooks authored
+    /// here.
     pub provenance: Option<Provenance>,
+    /// When this revision was created.
     pub created_at: Timestamp,
+    /// When this revision last changed.
     pub updated_at: Timestamp,
 }
 
@@ -127,8 +156,10 @@ pub struct PlaybookDefinition {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CatalogLinks {
+    /// Catalog specialist id to the local specialist's id.
     #[serde(default)]
     pub specialists: std::collections::BTreeMap<String, Uuid>,
+    /// Catalog skill id to the local skill's id.
     #[serde(default)]
     pub skills: std::collections::BTreeMap<String, Uuid>,
 }
@@ -138,6 +169,8 @@ pub struct CatalogLinks {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StageDefinition {
+    /// The stage's name, unique in the definition; work items and tasks name it
+    /// as `stage_name`.
     pub name: String,
     /// What the stage is done for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -145,6 +178,7 @@ pub struct StageDefinition {
     /// The role that does its work: one of the definition's `roles`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Free text about the stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -154,10 +188,13 @@ pub struct StageDefinition {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RoleDefinition {
+    /// The role's name, unique in the definition; tasks carry it as `role` and
+    /// the `role:<name>` routing tag.
     pub name: String,
     /// The catalog specialist that plays it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub specialist_id: Option<String>,
+    /// Free text about the role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
@@ -167,7 +204,9 @@ pub struct RoleDefinition {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreatePlaybook {
+    /// The playbook's name.
     pub name: String,
+    /// What a workflow of the playbook delivers when it completes.
     pub outcome: String,
     /// Checked against [`PlaybookDefinition`]; stored as given.
     #[cfg_attr(feature = "schema", schemars(with = "PlaybookDefinition"))]
@@ -175,11 +214,13 @@ pub struct CreatePlaybook {
     /// Derived from the name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
+    /// What the playbook is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `planned` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Lifecycle>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -189,20 +230,26 @@ pub struct CreatePlaybook {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PatchPlaybook {
+    /// A new name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// A new outcome.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
     /// Checked against [`PlaybookDefinition`]; stored as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "Option<PlaybookDefinition>"))]
     pub definition: Option<Value>,
+    /// A new slug, unique in the tenant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
+    /// A new description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A new lifecycle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Lifecycle>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -212,7 +259,10 @@ pub struct PatchPlaybook {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ArchivePlaybook {
+    /// True archives the family (it can no longer be launched); false restores
+    /// it.
     pub archived: bool,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -225,6 +275,7 @@ pub struct WorkflowReferences {
     pub total: i64,
     /// Those not yet completed, failed or cancelled.
     pub active: i64,
+    /// The ids of the referencing workflows.
     pub workflow_ids: Vec<Uuid>,
 }
 
@@ -232,10 +283,15 @@ pub struct WorkflowReferences {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlaybookDeleteImpact {
+    /// The revision the route was called with.
     pub playbook_id: Uuid,
+    /// The family's id.
     pub family_id: Uuid,
+    /// The playbook's name.
     pub name: String,
+    /// How many revisions the family has.
     pub revisions: i64,
+    /// The workflows that reference the family.
     pub workflows: WorkflowReferences,
     /// Whether `DELETE /playbooks/:id` would succeed (no workflow references it).
     pub can_delete: bool,
@@ -245,7 +301,9 @@ pub struct PlaybookDeleteImpact {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeletedPlaybook {
+    /// The id the route was called with.
     pub id: Uuid,
+    /// Always true: the family is gone.
     pub deleted: bool,
     /// Revisions removed.
     pub revisions_deleted: i64,

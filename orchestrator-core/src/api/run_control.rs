@@ -55,6 +55,7 @@ pub struct TaskHeartbeat {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskHeartbeatAck {
+    /// Always true: the heartbeat was recorded and the lease renewed.
     pub ack: bool,
     /// Null when the task has no `heartbeat_timeout_seconds`.
     pub lease_expires_at: Option<Timestamp>,
@@ -68,11 +69,14 @@ pub struct TaskHeartbeatAck {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RescheduleTask {
+    /// When the task becomes claimable; a time already passed makes it
+    /// claimable at once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_at: Option<Timestamp>,
     /// 0 to 31,536,000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay_seconds: Option<i64>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }

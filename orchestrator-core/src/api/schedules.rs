@@ -23,10 +23,16 @@ wire_enum!(
     /// still running.
     #[derive(Default)]
     OverlapPolicy {
+        /// The slot gets a `skipped` run, reason `overlap` (the default).
         #[default]
         Skip = "skip",
+        /// The first such slot waits and fires when the running one ends;
+        /// later ones skip.
         BufferOne = "buffer_one",
+        /// The slot fires anyway.
         AllowAll = "allow_all",
+        /// The running workflows or tasks are cancelled, then the slot
+        /// fires.
         CancelPrevious = "cancel_previous",
     }
 );
@@ -35,9 +41,13 @@ wire_enum!(
     /// What happens to slots missed while no server ran.
     #[derive(Default)]
     CatchupPolicy {
+        /// None fires; each is a `skipped` run, reason `missed`.
         Skip = "skip",
+        /// Only the most recent fires; the older ones are skipped (the
+        /// default).
         #[default]
         Latest = "latest",
+        /// Each fires in order, at most [`MAX_BACKFILL_SLOTS`].
         All = "all",
     }
 );
@@ -45,9 +55,13 @@ wire_enum!(
 wire_enum!(
     /// How a slot ended.
     RunOutcome {
+        /// The workflow or task was launched.
         Launched = "launched",
+        /// Nothing was launched (overlap, missed, paused); see `reason`.
         Skipped = "skipped",
+        /// The previous run was cancelled and the target launched.
         CancelledPrevious = "cancelled_previous",
+        /// The launch failed; `reason` says why.
         Failed = "failed",
     }
 );
@@ -58,18 +72,27 @@ wire_enum!(
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScheduleTarget {
+    /// Launch a workflow (the `POST /workflows` body).
     Workflow {
+        /// The playbook to launch.
         playbook_id: Uuid,
+        /// The workspace the workflow runs in.
         workspace_id: Uuid,
         /// Defaults to the schedule's name plus the slot time.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
+        /// The workflow's parameters, name to value.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         parameters: Option<BTreeMap<String, String>>,
+        /// Metadata for the workflow; `schedule_id` and `scheduled_for` are
+        /// added.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metadata: Option<Value>,
     },
+    /// Create a task.
     Task {
+        /// The `POST /tasks` body, without `request_id`; `schedule_id` and
+        /// `scheduled_for` are added to its metadata.
         task: Box<CreateTask>,
     },
 }
@@ -79,7 +102,9 @@ pub enum ScheduleTarget {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateSchedule {
+    /// The schedule's name, 1 to 200 characters, unique in the tenant.
     pub name: String,
+    /// What the schedule is for, for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Five fields (`minute hour day-of-month month day-of-week`) or a macro
@@ -92,8 +117,10 @@ pub struct CreateSchedule {
     /// An IANA zone name; `UTC` by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// What a due slot does while the previous run still runs (default `skip`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<OverlapPolicy>,
+    /// What happens to slots missed while no server ran (default `latest`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catchup: Option<CatchupPolicy>,
     /// Default 3,600; at most 31,536,000.
@@ -102,13 +129,18 @@ pub struct CreateSchedule {
     /// 0 to 3,600, default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_seconds: Option<i64>,
+    /// No slot fires before this time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at: Option<Timestamp>,
+    /// No slot fires after this time; must be after `start_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_at: Option<Timestamp>,
+    /// Create the schedule paused (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
+    /// What each slot launches: a workflow or a task.
     pub target: ScheduleTarget,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -128,44 +160,60 @@ fn nullable<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PatchSchedule {
+    /// A new name, 1 to 200 characters, unique in the tenant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// A new description; `null` clears it.
     #[serde(
         default,
         deserialize_with = "nullable",
         skip_serializing_if = "Option::is_none"
     )]
     pub description: Option<Option<String>>,
+    /// A new cron spec, replacing the current spec (`every_seconds` is
+    /// cleared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cron: Option<String>,
+    /// A new interval, 1 to 31,536,000, replacing the current spec (`cron` is
+    /// cleared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every_seconds: Option<i64>,
+    /// A new IANA zone the cron spec is read in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// A new overlap policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<OverlapPolicy>,
+    /// A new catch-up policy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catchup: Option<CatchupPolicy>,
+    /// A new catch-up window, 0 to 31,536,000 seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catchup_window_seconds: Option<i64>,
+    /// A new jitter, 0 to 3,600 seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter_seconds: Option<i64>,
+    /// A new earliest fire time; `null` clears it.
     #[serde(
         default,
         deserialize_with = "nullable",
         skip_serializing_if = "Option::is_none"
     )]
     pub start_at: Option<Option<Timestamp>>,
+    /// A new latest fire time; `null` clears it.
     #[serde(
         default,
         deserialize_with = "nullable",
         skip_serializing_if = "Option::is_none"
     )]
     pub end_at: Option<Option<Timestamp>>,
+    /// Pause or resume the schedule (as the pause and resume routes do).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
+    /// A new target, checked as on create.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<ScheduleTarget>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -174,27 +222,49 @@ pub struct PatchSchedule {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Schedule {
+    /// The schedule's id, used in `/schedules/:id` routes.
     pub id: Uuid,
+    /// The schedule's name, unique in the tenant.
     pub name: String,
+    /// What the schedule is for.
     pub description: Option<String>,
+    /// The cron spec; null for an interval schedule.
     pub cron: Option<String>,
+    /// The interval in seconds; null for a cron schedule.
     pub every_seconds: Option<i64>,
+    /// The IANA zone the cron spec is read in.
     pub timezone: String,
+    /// What a due slot does while the previous run still runs.
     pub overlap: OverlapPolicy,
+    /// What happens to slots missed while no server ran.
     pub catchup: CatchupPolicy,
+    /// How far back missed slots are caught up, in seconds.
     pub catchup_window_seconds: i64,
+    /// Up to this many seconds are added to each fire time (fixed per
+    /// schedule).
     pub jitter_seconds: i64,
+    /// No slot fires before this time; null for no bound.
     pub start_at: Option<Timestamp>,
+    /// No slot fires after this time; null for no bound.
     pub end_at: Option<Timestamp>,
+    /// Whether the schedule is paused (no slot fires; paused time is never
+    /// caught up).
     pub paused: bool,
+    /// What each slot launches.
     pub target: ScheduleTarget,
     /// When the next slot fires (its time plus jitter); null while paused
     /// or after `end_at`.
     pub next_fire_at: Option<Timestamp>,
+    /// When a slot last fired; null before the first.
     pub last_fired_at: Option<Timestamp>,
+    /// Runs that launched, cancelled the previous one or failed (triggers and
+    /// backfills included).
     pub fire_count: i64,
+    /// Runs that were skipped.
     pub skip_count: i64,
+    /// When the schedule was created.
     pub created_at: Timestamp,
+    /// When the schedule last changed.
     pub updated_at: Timestamp,
 }
 
@@ -202,7 +272,10 @@ pub struct Schedule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeletedSchedule {
+    /// The deleted schedule's id.
     pub id: Uuid,
+    /// Always true: the schedule and its runs are gone (what they launched
+    /// stays).
     pub deleted: bool,
 }
 
@@ -210,14 +283,21 @@ pub struct DeletedSchedule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScheduleRun {
+    /// The run's id.
     pub id: Uuid,
+    /// The schedule the run belongs to.
     pub schedule_id: Uuid,
+    /// The slot's time (for a trigger, the time it was asked).
     pub scheduled_for: Timestamp,
+    /// When the slot actually fired.
     pub fired_at: Timestamp,
+    /// How the slot ended.
     pub outcome: RunOutcome,
     /// `overlap`, `missed`, `schedule overlap`, or why a launch failed.
     pub reason: Option<String>,
+    /// The workflow launched, for a workflow target.
     pub workflow_id: Option<Uuid>,
+    /// The task created, for a task target.
     pub task_id: Option<Uuid>,
 }
 
@@ -229,6 +309,7 @@ pub struct TriggerSchedule {
     /// Fire even while a previous run is running.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignore_overlap: Option<bool>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -238,8 +319,11 @@ pub struct TriggerSchedule {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BackfillSchedule {
+    /// The first slot time to fire (included).
     pub from: Timestamp,
+    /// The end of the range (excluded).
     pub to: Timestamp,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -248,7 +332,10 @@ pub struct BackfillSchedule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Backfill {
+    /// The schedule backfilled.
     pub schedule_id: Uuid,
+    /// How many slots the background job will fire (at most
+    /// [`MAX_BACKFILL_SLOTS`]).
     pub slots: u64,
 }
 
@@ -258,14 +345,19 @@ pub struct Backfill {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PreviewSchedule {
+    /// A cron spec to preview; exclusive with `every_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cron: Option<String>,
+    /// An interval to preview, 1 to 31,536,000; exclusive with `cron`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub every_seconds: Option<i64>,
+    /// The IANA zone the cron spec is read in (default `UTC`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// Fire times before this one are left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_at: Option<Timestamp>,
+    /// Fire times after this one are left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_at: Option<Timestamp>,
     /// How many fire times (1 to 50, default 5).
@@ -278,8 +370,12 @@ pub struct PreviewSchedule {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SchedulePreview {
+    /// The zone the local times are in.
     pub timezone: String,
+    /// The next fire times, in UTC (jitter not included).
     pub fire_times: Vec<Timestamp>,
+    /// The same instants as local wall-clock times of the zone, RFC 3339 with
+    /// offset.
     pub local_times: Vec<String>,
 }
 
@@ -287,6 +383,7 @@ pub struct SchedulePreview {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ScheduleFilter {
+    /// Only paused (`true`) or only active (`false`) schedules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
     /// Case-insensitive substring of the name or description.

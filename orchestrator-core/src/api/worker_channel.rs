@@ -33,17 +33,26 @@ use uuid::Uuid;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type")]
 pub enum ServerMessage {
+    /// `connection.ready`: the first frame, once the socket is open.
     #[serde(rename = "connection.ready")]
     ConnectionReady {
+        /// The worker the key belongs to.
         worker_id: Uuid,
+        /// The ids of the worker's agents.
         agents: Vec<Uuid>,
+        /// How often the worker must send a heartbeat, in seconds.
         heartbeat_interval_seconds: i64,
     },
+    /// `task.assigned`: the server claimed `task` for `agent_id`; the worker
+    /// should acknowledge it with `task.assignment_ack` and start it.
     #[serde(rename = "task.assigned")]
     TaskAssigned { agent_id: Uuid, task: Box<Task> },
+    /// `worker.signal`: an admin's signal through `POST /workers/:id/signal`.
     #[serde(rename = "worker.signal")]
     WorkerSignal {
+        /// What the worker is asked to do.
         signal: SignalKind,
+        /// The task to stop, for `cancel_task`.
         #[serde(default)]
         task_id: Option<Uuid>,
     },
@@ -51,10 +60,13 @@ pub enum ServerMessage {
     /// agent holds; stop it and fail or complete it.
     #[serde(rename = "task.cancel_requested")]
     TaskCancelRequested {
+        /// The task whose cancellation was requested.
         task_id: Uuid,
+        /// The worker's agent that holds it.
         #[serde(default)]
         agent_id: Option<Uuid>,
     },
+    /// `error`: the server could not read a frame; the socket stays open.
     #[serde(rename = "error")]
     Error { message: String },
 }
@@ -64,22 +76,32 @@ pub enum ServerMessage {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", deny_unknown_fields)]
 pub enum WorkerMessage {
+    /// `task.assignment_ack`: the worker took the assigned task `task_id`.
     #[serde(rename = "task.assignment_ack")]
     TaskAssignmentAck { task_id: Uuid },
+    /// `signal.ack`: the worker received a signal.
     #[serde(rename = "signal.ack")]
     SignalAck {
+        /// The signal acknowledged.
         signal: SignalKind,
+        /// The task of a `cancel_task` signal.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         task_id: Option<Uuid>,
     },
+    /// `worker.heartbeat`: the same effect as `POST /workers/:id/heartbeat`.
     #[serde(rename = "worker.heartbeat")]
     Heartbeat {
+        /// The status the worker reports for itself, kept as given.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<String>,
+        /// The task the worker is working on now, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         current_task_id: Option<Uuid>,
+        /// Free-form metrics (load, memory, ...), kept until the next report.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         metrics: Option<Value>,
+        /// What the worker runs now; replaces its previous report (absent keeps
+        /// it, `[]` clears it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         containers: Option<Vec<super::fleet::ContainerReport>>,
     },
@@ -97,6 +119,7 @@ pub enum SignalKind {
 }
 
 impl SignalKind {
+    /// The wire name (`drain`, `cancel_task`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Drain => "drain",
@@ -110,7 +133,9 @@ impl SignalKind {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SignalWorker {
+    /// What the worker is asked to do.
     pub signal: SignalKind,
+    /// The task to stop; required for `cancel_task`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<Uuid>,
 }
@@ -121,8 +146,12 @@ pub struct SignalWorker {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SignalSent {
+    /// The worker signalled.
     pub worker_id: Uuid,
+    /// The signal sent.
     pub signal: SignalKind,
+    /// The task to stop, for `cancel_task`.
     pub task_id: Option<Uuid>,
+    /// The id of the `worker.signal` event that records the signal.
     pub event_id: i64,
 }
