@@ -12,17 +12,27 @@ use uuid::Uuid;
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
+    /// Waiting to be claimed (or for its `run_at`).
     Pending,
+    /// Claimed by an agent, not started yet.
     Claimed,
+    /// Started by the agent holding it.
     InProgress,
+    /// Completed with a failed verification; waits for an operator to approve
+    /// or ask for changes.
     OutputPendingAssessment,
+    /// Handed to a human; waits for the escalation to be resolved.
     Escalated,
+    /// Done (terminal).
     Completed,
+    /// Failed with no retry left (terminal unless retried).
     Failed,
+    /// Cancelled (terminal).
     Cancelled,
 }
 
 impl TaskState {
+    /// Every state, in lifecycle order.
     pub const ALL: [TaskState; 8] = [
         Self::Pending,
         Self::Claimed,
@@ -34,6 +44,7 @@ impl TaskState {
         Self::Cancelled,
     ];
 
+    /// The wire name (`in_progress`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
@@ -47,6 +58,7 @@ impl TaskState {
         }
     }
 
+    /// The state named `text`, or `None` for a name that is not one.
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == text)
     }
@@ -74,14 +86,19 @@ impl fmt::Display for TaskState {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
+    /// Claimed before anything else.
     Critical,
+    /// Claimed before `normal` and `low`.
     High,
+    /// The default.
     #[default]
     Normal,
+    /// Claimed last.
     Low,
 }
 
 impl Priority {
+    /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Critical => "critical",
@@ -101,6 +118,7 @@ impl Priority {
         }
     }
 
+    /// The priority named `text`, or `None` for a name that is not one.
     pub fn parse(text: &str) -> Option<Self> {
         [Self::Critical, Self::High, Self::Normal, Self::Low]
             .into_iter()
@@ -113,14 +131,20 @@ impl Priority {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum TaskKind {
+    /// Delivers work (the default).
     #[default]
     Delivery,
+    /// Assesses another task's output.
     Assessment,
+    /// Asks for an approval.
     Approval,
+    /// Plans and steers a workflow; claimed only by orchestrator or hybrid
+    /// agents.
     Orchestrator,
 }
 
 impl TaskKind {
+    /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Delivery => "delivery",
@@ -130,6 +154,7 @@ impl TaskKind {
         }
     }
 
+    /// The kind named `text`, or `None` for a name that is not one.
     pub fn parse(text: &str) -> Option<Self> {
         [
             Self::Delivery,
@@ -147,12 +172,15 @@ impl TaskKind {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ExecutionBackend {
+    /// In the agent runtime alone (the default).
     #[default]
     RuntimeOnly,
+    /// In the agent runtime plus a task sandbox (an execution environment).
     RuntimePlusTask,
 }
 
 impl ExecutionBackend {
+    /// The wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::RuntimeOnly => "runtime_only",
@@ -179,43 +207,61 @@ pub const TASK_TYPES: &[&str] = &[
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateTask {
+    /// The task's title.
     pub title: String,
+    /// What kind of work (`type` on the wire): one of [`TASK_TYPES`].
     #[serde(rename = "type")]
     pub task_type: String,
+    /// The control-plane classification (default `delivery`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_kind: Option<TaskKind>,
+    /// What to do, in words; the ACP prompt when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Claim order among pending tasks (default `normal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<Priority>,
+    /// The workflow the task belongs to, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// The work item the task works on, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_item_id: Option<Uuid>,
+    /// The workspace the task belongs to (the workflow's when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<Uuid>,
+    /// The workflow stage the task belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage_name: Option<String>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
     /// Preferred specialist role: the task then requires the routing tag `role:<role>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Input data for the agent that claims the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Value>,
+    /// Context for the agent alongside `input`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Value>,
+    /// Where the task runs (default `runtime_only`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_backend: Option<ExecutionBackend>,
     /// 1 to 240, default 180.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_minutes: Option<i64>,
+    /// The most tokens the agent should spend on the task, recorded for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token_budget: Option<f64>,
+    /// The most the task should cost, in US dollars, recorded for the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_cap_usd: Option<f64>,
+    /// The most agent loop iterations the task should take, recorded for the
+    /// agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<i64>,
+    /// How often the agent should retry a failed LLM call, recorded for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_max_retries: Option<i64>,
     /// When true, a failure with retries left goes back to pending.
@@ -224,6 +270,7 @@ pub struct CreateTask {
     /// 0 to 10, default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_retries: Option<i64>,
+    /// Free-form caller metadata kept on the task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
     /// Beyond the contract: only this agent may claim the task.
@@ -272,21 +319,32 @@ pub struct CreateTask {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Handoff {
+    /// The handoff's id.
     pub id: Uuid,
+    /// The task handed off.
     pub task_id: Uuid,
+    /// The handoff's number on the task, from 1.
     pub sequence: i64,
+    /// The agent that wrote it, if known.
     pub agent_id: Option<Uuid>,
+    /// What was done, in words.
     pub summary: String,
+    /// What changed (free form).
     #[serde(default)]
     pub changes: Option<Value>,
+    /// Decisions taken (free form).
     #[serde(default)]
     pub decisions: Option<Value>,
+    /// What is left to do (free form).
     #[serde(default)]
     pub remaining_items: Option<Value>,
+    /// What stands in the way (free form).
     #[serde(default)]
     pub blockers: Option<Value>,
+    /// What was produced (free form).
     #[serde(default)]
     pub artifacts: Option<Value>,
+    /// When it was written.
     pub created_at: Timestamp,
 }
 
@@ -295,19 +353,27 @@ pub struct Handoff {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateHandoff {
+    /// What was done, in words (required).
     pub summary: String,
+    /// What changed (free form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<Value>,
+    /// Decisions taken (free form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decisions: Option<Value>,
+    /// What is left to do (free form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining_items: Option<Value>,
+    /// What stands in the way (free form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blockers: Option<Value>,
+    /// What was produced (free form).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub artifacts: Option<Value>,
+    /// The agent writing it, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -316,55 +382,104 @@ pub struct CreateHandoff {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Task {
+    /// The task's id, used in `/tasks/:id` routes.
     pub id: Uuid,
+    /// The task's title.
     pub title: String,
+    /// What kind of work (`type` on the wire): one of [`TASK_TYPES`].
     #[serde(rename = "type")]
     pub task_type: String,
+    /// The control-plane classification.
     pub task_kind: TaskKind,
+    /// Whether the task plans its workflow (claimed only by orchestrator or
+    /// hybrid agents).
     pub is_orchestrator_task: bool,
+    /// What to do, in words.
     pub description: Option<String>,
+    /// Claim order among pending tasks.
     pub priority: Priority,
+    /// Where the task stands.
     pub state: TaskState,
+    /// The workflow the task belongs to, if any.
     pub workflow_id: Option<Uuid>,
+    /// The work item the task works on, if any.
     pub work_item_id: Option<Uuid>,
+    /// The workspace the task belongs to, if any.
     pub workspace_id: Option<Uuid>,
+    /// The workflow activation an orchestrator task processes, if any.
     pub activation_id: Option<Uuid>,
+    /// The workflow stage the task belongs to, if any.
     pub stage_name: Option<String>,
+    /// The role whose agents may claim the task, if any.
     pub role: Option<String>,
     /// Tags a claimer must carry (`role:<role>`, `orchestrator`).
     pub required_tags: Vec<String>,
+    /// Where the task runs.
     pub execution_backend: ExecutionBackend,
+    /// Whether the task ran (or runs) in a task sandbox: `runtime_plus_task`
+    /// and claimed.
     pub used_task_sandbox: bool,
+    /// The execution environment the task runs in (`id, name, image, cpu,
+    /// memory, pull_policy, compatibility_status, agent_hint`); null without
+    /// one.
     pub execution_environment: Option<Value>,
+    /// The agent holding or last holding the task, if any.
     pub assigned_agent_id: Option<Uuid>,
+    /// The worker of that agent, if any.
     pub assigned_worker_id: Option<Uuid>,
+    /// Only this agent may claim the task, if set.
     pub preferred_agent_id: Option<Uuid>,
+    /// Only this worker's agents may claim the task, if set.
     pub preferred_worker_id: Option<Uuid>,
+    /// Input data for the agent.
     pub input: Value,
+    /// Context for the agent (merged with workflow and workspace data when
+    /// claimed with `include_context`).
     pub context: Value,
+    /// What the agent reported at completion, if it completed.
     pub output: Option<Value>,
+    /// The failure packet (`category`, `message`, `recoverable`) of a failed
+    /// attempt, if any.
     pub error: Option<Value>,
+    /// The metrics the agent reported at completion, if any.
     pub metrics: Option<Value>,
+    /// The git information the agent reported at completion (see `GET
+    /// /tasks/:id/git`).
     pub git_info: Option<Value>,
+    /// The verification the agent reported at completion, if any.
     pub verification: Option<Value>,
+    /// How long the task may be held before it fails with category `timeout`.
     pub timeout_minutes: i64,
+    /// The token budget recorded for the agent, if any.
     pub token_budget: Option<f64>,
+    /// The cost cap recorded for the agent, in US dollars, if any.
     pub cost_cap_usd: Option<f64>,
+    /// The iteration limit recorded for the agent, if any.
     pub max_iterations: Option<i64>,
+    /// The LLM retry limit recorded for the agent, if any.
     pub llm_max_retries: Option<i64>,
+    /// Whether a failure with retries left goes back to pending.
     pub auto_retry: bool,
+    /// How many retries the task allows (without a retry policy).
     pub max_retries: i64,
+    /// How many times the task went back to pending after a failure or a lost
+    /// agent.
     pub retry_count: i64,
+    /// Free-form caller metadata.
     pub metadata: Value,
     /// Credential handles for the runtime; empty until LLM
     /// settings or MCP servers exist.
     pub credentials: Vec<Value>,
+    /// When the task was last claimed; null before.
     pub claimed_at: Option<Timestamp>,
+    /// When the task was last started; null before.
     pub started_at: Option<Timestamp>,
     /// When the task ended: completed, failed (with no retry left) or
     /// cancelled; null while it is open. Durations end here.
     pub completed_at: Option<Timestamp>,
+    /// When the task was created.
     pub created_at: Timestamp,
+    /// When the task last changed.
     pub updated_at: Timestamp,
     /// The retry policy with its defaults filled in; null without one.
     pub retry_policy: Option<super::RetryPolicy>,
@@ -374,16 +489,21 @@ pub struct Task {
     pub run_at: Option<Timestamp>,
     /// The holder's last reported progress.
     pub progress: Option<Value>,
+    /// When `progress` was last reported.
     pub progress_at: Option<Timestamp>,
     /// Cancellation was asked of the holder.
     pub cancel_requested: bool,
     /// Cancelled (reason `expired`) if still pending then.
     pub expires_at: Option<Timestamp>,
+    /// The holder's lease, in seconds; null without one.
     pub heartbeat_timeout_seconds: Option<i64>,
     /// When the holder's lease runs out (held tasks with a heartbeat timeout).
     pub lease_expires_at: Option<Timestamp>,
+    /// The key that made creates with it answer this task while it is open.
     pub dedupe_key: Option<String>,
+    /// The concurrency limit key the task counts against, if any.
     pub concurrency_key: Option<String>,
+    /// The rate limit key the task's claims count against, if any.
     pub rate_limit_key: Option<String>,
     /// When a limit first held the task back (null when none did).
     pub limit_waiting_at: Option<Timestamp>,
@@ -397,28 +517,38 @@ pub struct Task {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskFilter {
+    /// Only tasks in this state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<TaskState>,
+    /// Only tasks of this workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<Uuid>,
+    /// Only tasks of this workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// Only tasks of this work item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_item_id: Option<Uuid>,
+    /// Only tasks assigned to this agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assigned_agent_id: Option<Uuid>,
+    /// Only tasks of this workflow activation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation_id: Option<Uuid>,
+    /// Only tasks of this execution backend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution_backend: Option<ExecutionBackend>,
+    /// Only orchestrator tasks (`true`) or only others (`false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_orchestrator_task: Option<bool>,
     /// `true`: only delayed tasks (`pending` with `run_at` still ahead, not
     /// claimable yet); `false`: every task but those.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delayed: Option<bool>,
+    /// The page to answer, from 1 (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
+    /// Tasks per page (default 20, at most 100).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_page: Option<u32>,
 }
@@ -428,15 +558,20 @@ pub struct TaskFilter {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClaimTask {
+    /// The agent claiming; the task is assigned to it.
     pub agent_id: Uuid,
+    /// The worker hosting the agent, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
     /// Added to the agent's registered tags for this claim (`orchestrator`
     /// only counts for orchestrator or hybrid agents).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing_tags: Option<Vec<String>>,
+    /// Only tasks of this workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// Merge `workflow`, `workspace`, `documents` (workspace files) and
+    /// `attachments` (the workflow's input files) into the task's `context`.
     #[serde(default)]
     pub include_context: bool,
     /// Only tasks of this execution environment (which the claimer may then
@@ -455,13 +590,17 @@ pub struct ClaimTask {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StartTask {
+    /// The agent starting the task (the assignee), for credentials not bound to
+    /// one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
     /// Fencing: the attempt the caller holds (else 409 `LEASE_LOST`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempt: Option<i64>,
+    /// The worker acting, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -471,19 +610,27 @@ pub struct StartTask {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CompleteTask {
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// What the task produced (any JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
+    /// Measurements of the run (tokens, cost, time), kept as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Value>,
+    /// Repository facts (`linked_prs`, `branches`, `ci_status`,
+    /// `merge_history`), read back by `GET /tasks/:id/git`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_info: Option<Value>,
     /// `verification.passed == false` sends the task to `output_pending_assessment`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<Value>,
+    /// The agent completing the task (the assignee), for credentials not bound
+    /// to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// The worker acting, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
     /// Artifacts to store with the task (each as `POST /tasks/:id/artifacts` takes).
@@ -501,17 +648,23 @@ pub struct CompleteTask {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskArtifact {
+    /// The file's name.
     pub file_name: String,
+    /// The bytes, standard base64; at most 10 MiB decoded.
     pub content_base64: String,
+    /// The media type; guessed from the file name's extension when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// What the artifact is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Stable logical key; derived from the file name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// Only for credentials not bound to an agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -521,10 +674,14 @@ pub struct TaskArtifact {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskError {
+    /// What kind of failure (`timeout`, `agent_lost`, a runtime's own word); a
+    /// retry policy's `non_retryable_categories` match it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub category: Option<String>,
+    /// What went wrong, for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Whether trying again may help.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recoverable: Option<bool>,
 }
@@ -534,12 +691,16 @@ pub struct TaskError {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FailTask {
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// What went wrong.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<TaskError>,
+    /// The agent failing the task, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// The worker acting, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
     /// 0 to 86,400: the retry waits this long instead of the policy's delay.
@@ -557,20 +718,28 @@ pub struct FailTask {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskAction {
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
+    /// Why; required by reassign and escalate, kept on the state change event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What to change; required by request-changes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// How to go on; required by resolve-escalation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
+    /// Reassign: only this agent may claim the task next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferred_agent_id: Option<Uuid>,
+    /// Reassign: only this worker's agents may claim the task next.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferred_worker_id: Option<Uuid>,
+    /// The agent acting, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// The worker acting, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
 }
@@ -580,10 +749,13 @@ pub struct TaskAction {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ClaimCredentials {
+    /// The `llm_api_key` handle of the claim answer's `credentials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_api_key_claim_handle: Option<String>,
+    /// The `llm_extra_headers` handle of the claim answer's `credentials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm_extra_headers_claim_handle: Option<String>,
+    /// The `mcp_server` handles of the claim answer's `credentials`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_claim_handles: Option<Vec<String>>,
 }
@@ -592,10 +764,15 @@ pub struct ClaimCredentials {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskGit {
+    /// Pull requests the task linked (`[]` when none).
     pub linked_prs: Value,
+    /// Branches the task used (`[]` when none).
     pub branches: Value,
+    /// The CI status reported; null when none.
     pub ci_status: Value,
+    /// Merges reported (`[]` when none).
     pub merge_history: Value,
+    /// The `git_info` as given (`{}` when none).
     pub raw: Value,
 }
 
@@ -603,6 +780,7 @@ pub struct TaskGit {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskContext {
+    /// The task.
     pub task: Task,
     /// The task's workflow record with its `workflow_stages`; null for a
     /// task outside a workflow.
@@ -627,6 +805,8 @@ pub struct TaskContext {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct TaskContextQuery {
+    /// The agent the packet is for; it must be the holder when the task is
+    /// held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
 }
@@ -637,8 +817,10 @@ pub struct TaskContextQuery {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct IssueTaskToken {
+    /// The assignee asking, for credentials not bound to an agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<Uuid>,
+    /// The assignee's worker asking, for credentials not bound to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_id: Option<Uuid>,
 }
@@ -648,8 +830,13 @@ pub struct IssueTaskToken {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TaskToken {
+    /// The credential, sent as `Authorization: Bearer`.
     pub token: String,
+    /// The one task the token reaches.
     pub task_id: Uuid,
+    /// The assignee the token acts as.
     pub agent_id: Uuid,
+    /// When the token expires (the task's timeout plus 15 minutes); it stops
+    /// earlier when the assignment ends.
     pub expires_at: Timestamp,
 }

@@ -46,7 +46,12 @@ pub enum ServerMessage {
     /// `task.assigned`: the server claimed `task` for `agent_id`; the worker
     /// should acknowledge it with `task.assignment_ack` and start it.
     #[serde(rename = "task.assigned")]
-    TaskAssigned { agent_id: Uuid, task: Box<Task> },
+    TaskAssigned {
+        /// The worker's agent the task was claimed for.
+        agent_id: Uuid,
+        /// The claimed task, as `POST /workers/:id/next` answers it.
+        task: Box<Task>,
+    },
     /// `worker.signal`: an admin's signal through `POST /workers/:id/signal`.
     #[serde(rename = "worker.signal")]
     WorkerSignal {
@@ -68,7 +73,10 @@ pub enum ServerMessage {
     },
     /// `error`: the server could not read a frame; the socket stays open.
     #[serde(rename = "error")]
-    Error { message: String },
+    Error {
+        /// What was wrong with the frame.
+        message: String,
+    },
 }
 
 /// A frame a worker sends on the worker channel.
@@ -78,7 +86,10 @@ pub enum ServerMessage {
 pub enum WorkerMessage {
     /// `task.assignment_ack`: the worker took the assigned task `task_id`.
     #[serde(rename = "task.assignment_ack")]
-    TaskAssignmentAck { task_id: Uuid },
+    TaskAssignmentAck {
+        /// The task acknowledged.
+        task_id: Uuid,
+    },
     /// `signal.ack`: the worker received a signal.
     #[serde(rename = "signal.ack")]
     SignalAck {
@@ -102,6 +113,8 @@ pub enum WorkerMessage {
         metrics: Option<Value>,
         /// What the worker runs now; replaces its previous report (absent keeps
         /// it, `[]` clears it).
+        /// What the worker runs now; replaces its previous report (absent
+        /// keeps it, `[]` clears it).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         containers: Option<Vec<super::fleet::ContainerReport>>,
     },

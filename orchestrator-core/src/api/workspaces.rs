@@ -13,6 +13,7 @@ pub const MAX_MEMORY_BYTES: usize = 1024 * 1024;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceSummary {
+    /// Every workflow of the workspace.
     pub workflow_count: i64,
     /// Workflows not yet completed, failed or cancelled.
     pub open_workflow_count: i64,
@@ -23,18 +24,33 @@ pub struct WorkspaceSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Workspace {
+    /// The workspace's id, used in `/workspaces/:id` routes.
     pub id: Uuid,
+    /// The workspace's name.
     pub name: String,
+    /// The workspace's slug, unique in the tenant.
     pub slug: String,
+    /// What the workspace is for (empty when not given).
     pub description: String,
+    /// The git repository the workspace's work happens in, if any.
     pub repository_url: Option<String>,
+    /// The repository branch work starts from, if set.
     pub default_branch: Option<String>,
+    /// Free-form settings (a JSON object, e.g. `{"storage": {"type": "git"}}`).
     pub settings: Value,
+    /// Standing memory shared by the workspace's workflows (a JSON object, at
+    /// most [`MAX_MEMORY_BYTES`] serialized).
     pub memory: Value,
+    /// Whether the workspace is in use (`PATCH` with `is_active: false`
+    /// retires it without deleting anything).
     pub is_active: bool,
+    /// Whether a git token is stored (the token itself is never returned).
     pub git_token_configured: bool,
+    /// How many workflows the workspace has, and how many are open.
     pub summary: WorkspaceSummary,
+    /// When the workspace was created.
     pub created_at: Timestamp,
+    /// When the workspace last changed.
     pub updated_at: Timestamp,
 }
 
@@ -43,14 +59,18 @@ pub struct Workspace {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateWorkspace {
+    /// The workspace's name (required).
     pub name: String,
     /// Derived from the name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
+    /// What the workspace is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// The git repository the workspace's work happens in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository_url: Option<String>,
+    /// The repository branch work starts from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_branch: Option<String>,
     /// A JSON object (e.g. `{"storage": {"type": "git"}}`); `{}` when absent.
@@ -62,6 +82,7 @@ pub struct CreateWorkspace {
     /// Stored encrypted, never returned.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_token: Option<String>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -72,20 +93,28 @@ pub struct CreateWorkspace {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PatchWorkspace {
+    /// A new name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// A new slug, unique in the tenant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slug: Option<String>,
+    /// A new description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// A new repository URL; empty clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repository_url: Option<String>,
+    /// A new default branch; empty clears it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_branch: Option<String>,
+    /// New settings, replacing the old ones (a JSON object).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<Value>,
+    /// Mark the workspace in use or not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_active: Option<bool>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -110,6 +139,7 @@ pub struct WorkspaceFilter {
     /// Case-insensitive substring of name, slug or description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q: Option<String>,
+    /// Only active (`true`) or only inactive (`false`) workspaces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_active: Option<bool>,
 }
@@ -119,8 +149,11 @@ pub struct WorkspaceFilter {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SetMemory {
+    /// The memory key to set.
     pub key: String,
+    /// The value to store under the key (any JSON).
     pub value: Value,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -135,13 +168,22 @@ pub const MAX_BATCH_FILES: usize = 10;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceSpec {
+    /// The workspace the spec belongs to.
     pub workspace_id: Uuid,
+    /// The spec's version: 1 for the first PUT, one more for each; 0 before
+    /// any.
     pub version: i32,
+    /// The resources part (a JSON object).
     pub resources: Value,
+    /// The documents part (a JSON object).
     pub documents: Value,
+    /// The tools part (a JSON object).
     pub tools: Value,
+    /// The configuration part (a JSON object).
     pub config: Value,
+    /// The instructions part (a JSON object).
     pub instructions: Value,
+    /// When this version was put; null for version 0.
     pub created_at: Option<Timestamp>,
 }
 
@@ -150,16 +192,22 @@ pub struct WorkspaceSpec {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PutWorkspaceSpec {
+    /// The resources part; `{}` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Value>,
+    /// The documents part; `{}` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub documents: Option<Value>,
+    /// The tools part; `{}` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Value>,
+    /// The configuration part; `{}` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<Value>,
+    /// The instructions part; `{}` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<Value>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -169,18 +217,21 @@ pub struct PutWorkspaceSpec {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FileUpload {
+    /// The file's name; the key is derived from it when `key` is absent.
     pub file_name: String,
     /// Standard base64 (padding optional); at most 10 MiB decoded.
     pub content_base64: String,
     /// Guessed from the file name's extension when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// What the file is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Stable logical key; derived from the file name when absent. Uploading
     /// to an existing key replaces that file's content (same id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -190,7 +241,9 @@ pub struct FileUpload {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct BatchUpload {
+    /// The files, at most [`MAX_BATCH_FILES`].
     pub files: Vec<FileUpload>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -199,19 +252,29 @@ pub struct BatchUpload {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WorkspaceFile {
+    /// The file's id; kept when its key is uploaded again.
     pub id: Uuid,
+    /// The workspace the file belongs to.
     pub workspace_id: Uuid,
+    /// The file's stable logical key, unique in the workspace.
     pub key: String,
+    /// The file's name as uploaded.
     pub file_name: String,
+    /// What the file is, if given.
     pub description: Option<String>,
+    /// The file's media type.
     pub content_type: String,
+    /// The file's size in bytes.
     pub size_bytes: i64,
     /// `text`, `image` or `download`, from the content type.
     pub preview_mode: String,
     /// Lower-case hex SHA-256 of the bytes (also the download's `ETag`).
     pub checksum: String,
+    /// Where to download the bytes.
     pub download_url: String,
+    /// When the file was first uploaded.
     pub created_at: Timestamp,
+    /// When its content was last replaced.
     pub updated_at: Timestamp,
 }
 
@@ -219,23 +282,37 @@ pub struct WorkspaceFile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Artifact {
+    /// The artifact's id.
     pub id: Uuid,
+    /// The workspace the artifact belongs to.
     pub workspace_id: Option<Uuid>,
+    /// The workflow that produced it, if any.
     pub workflow_id: Option<Uuid>,
+    /// The work item it was produced for, if any.
     pub work_item_id: Option<Uuid>,
+    /// The task that produced it, if any.
     pub task_id: Option<Uuid>,
+    /// The workflow stage it was produced in, if any.
     pub stage_name: Option<String>,
+    /// The role of the task that produced it, if any.
     pub role: Option<String>,
+    /// The file's name as uploaded.
     pub file_name: String,
+    /// The artifact's stable logical key.
     pub key: String,
+    /// What the artifact is, if given.
     pub description: Option<String>,
+    /// The file's media type.
     pub content_type: String,
+    /// The file's size in bytes.
     pub size_bytes: i64,
     /// `text`, `image` or `download`, from the content type.
     pub preview_mode: String,
     /// Lower-case hex SHA-256 of the bytes (also the download's `ETag`).
     pub checksum: String,
+    /// Where to download the bytes (`/artifacts/:id/content`).
     pub download_url: String,
+    /// When the artifact was uploaded.
     pub created_at: Timestamp,
 }
 
@@ -245,24 +322,35 @@ pub struct Artifact {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct UploadArtifact {
+    /// The file's name.
     pub file_name: String,
+    /// The bytes, standard base64 (padding optional); at most 10 MiB decoded.
     pub content_base64: String,
+    /// The media type; guessed from the file name's extension when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// What the artifact is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// Stable logical key; derived from the file name when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// The workflow that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// The work item it was produced for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_item_id: Option<Uuid>,
+    /// The task that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<Uuid>,
+    /// The workflow stage it was produced in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage_name: Option<String>,
+    /// The role of the task that produced it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -276,19 +364,25 @@ pub struct ArtifactFilter {
     /// Case-insensitive substring of file name, key or description.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub q: Option<String>,
+    /// Only artifacts of this workflow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workflow_id: Option<Uuid>,
+    /// Only artifacts of this work item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_item_id: Option<Uuid>,
+    /// Only artifacts of this task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<Uuid>,
+    /// Only artifacts of this stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage_name: Option<String>,
+    /// Only artifacts of this role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
     /// Exact type, or a prefix ending in `/` or `/*` (`image/`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// Only artifacts previewed this way: `text`, `image` or `download`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview_mode: Option<String>,
     /// Inclusive lower bound on `created_at`.
@@ -297,6 +391,8 @@ pub struct ArtifactFilter {
     /// Inclusive upper bound on `created_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_to: Option<Timestamp>,
+    /// `created_at`, `file_name` or `size_bytes`, with a leading `-` for
+    /// descending (default `-created_at`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sort: Option<String>,
 }
@@ -320,12 +416,17 @@ pub enum GitTokenMode {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct VerifyGitAccess {
+    /// The repository to check.
     pub repository_url: String,
+    /// The branch to look for; the remote's default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_branch: Option<String>,
+    /// What to do with the stored token.
     pub git_token_mode: GitTokenMode,
+    /// The token to check with, for `replace`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_token: Option<String>,
+    /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
 }
@@ -336,6 +437,7 @@ pub struct VerifyGitAccess {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GitVerification {
+    /// Whether the repository answered.
     pub reachable: bool,
     /// The URL checked (credentials never appear in it).
     pub repository_url: String,
@@ -347,6 +449,7 @@ pub struct GitVerification {
     pub remote_head: Option<String>,
     /// How many branches the remote lists.
     pub branch_count: i64,
+    /// The token mode the check ran with.
     pub git_token_mode: GitTokenMode,
     /// Whether a token was used for the check.
     pub used_token: bool,
@@ -354,5 +457,6 @@ pub struct GitVerification {
     pub failed_step: Option<String>,
     /// Why the check failed, when it did.
     pub reason: Option<String>,
+    /// When the check ran.
     pub checked_at: Timestamp,
 }
