@@ -187,7 +187,7 @@ pub struct HeartbeatAck {
 pub struct WorkerAgentSpec {
     /// The agent's display name.
     pub name: String,
-    /// Tags the agent claims with (the worker's tags are not copied).
+    /// Tags the agent claims with, beside the worker's own tags.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing_tags: Option<Vec<String>>,
     /// What kinds of task the agent takes (default `specialist`).

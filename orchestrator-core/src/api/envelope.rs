@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResponseMeta {
-    /// The caller's `X-Request-Id`, or one the server made up; also in the
-    /// response header.
+    /// The caller's `X-Request-Id`, or one the server made up.
     pub request_id: String,
     /// When the server answered (RFC 3339, milliseconds, `Z`).
     pub timestamp: Timestamp,

@@ -102,8 +102,8 @@ pub struct ExecutionEnvironment {
     pub verified_metadata: Value,
     /// The commands and tools the probe found in the image.
     pub tool_capabilities: Value,
-    /// Shell commands run in the container before each task (and before the
-    /// probe).
+    /// Shell commands that prepare the container; verification runs them before
+    /// the probe.
     pub bootstrap_commands: Vec<String>,
     /// Domains the bootstrap needs; verification checks that they are
     /// reachable.
@@ -140,7 +140,8 @@ pub struct CreateExecutionEnvironment {
     /// When the runtime pulls the image (default `if-not-present`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_policy: Option<PullPolicy>,
-    /// Shell commands run in the container before each task.
+    /// Shell commands that prepare the container; verification runs them before
+    /// the probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_commands: Option<Vec<String>>,
     /// Domains the bootstrap needs; verification checks they are reachable.
@@ -308,7 +309,8 @@ pub struct EnvironmentCatalogEntry {
     /// When the runtime pulls the image (default `if-not-present`).
     #[serde(default)]
     pub pull_policy: PullPolicy,
-    /// Shell commands run in the container before each task.
+    /// Shell commands that prepare the container; verification runs them before
+    /// the probe.
     #[serde(default)]
     pub bootstrap_commands: Vec<String>,
     /// Domains the bootstrap needs.

@@ -35,7 +35,7 @@ pub enum ErrorCode {
     InvalidStateTransition,
     /// Run control: the caller's lease on the task is gone (another attempt).
     LeaseLost,
-    /// 413: the body is over its size limit (1 MiB by default).
+    /// 413: the body is over the route's size limit (1 MiB for most routes).
     PayloadTooLarge,
     /// 429: over the rate limit; retry after `Retry-After` seconds.
     RateLimited,
@@ -45,7 +45,7 @@ pub enum ErrorCode {
     /// 503: the server cannot take the request now (at its stream cap, shutting
     /// down, database unreachable).
     ServiceUnavailable,
-    /// 500: an unexpected fault; the request changed nothing.
+    /// 500: an unexpected fault in the server.
     InternalError,
     /// A code this SDK version does not know yet (the set may grow).
     #[serde(other)]

@@ -41,7 +41,7 @@ pub struct ContainerReport {
     pub task_id: Option<Uuid>,
     /// When it started.
     pub started_at: Timestamp,
-    /// CPU use at the report, in percent of one CPU.
+    /// CPU use at the report, in percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_percent: Option<f64>,
     /// Memory use at the report, in bytes.
@@ -72,8 +72,7 @@ pub struct Container {
     pub task_id: Option<Uuid>,
     /// When it started.
     pub started_at: Timestamp,
-    /// CPU use at the last report, in percent of one CPU; null when not
-    /// reported.
+    /// CPU use at the last report, in percent; null when not reported.
     pub cpu_percent: Option<f64>,
     /// Memory use at the last report, in bytes; null when not reported.
     pub memory_bytes: Option<i64>,

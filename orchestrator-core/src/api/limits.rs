@@ -58,6 +58,6 @@ pub struct RateLimit {
 pub struct DeletedLimit {
     /// The key whose limit was removed.
     pub key: String,
-    /// Always true: the limit is gone (the key falls back to its default).
+    /// Always true: the limit is gone.
     pub deleted: bool,
 }

@@ -149,8 +149,7 @@ pub struct LogRow {
     pub category: LogCategory,
     /// Severity: `debug`, `info`, `warn` or `error`.
     pub level: LogLevel,
-    /// What was done, as a dotted name (`task.claim`, `task.stdout`,
-    /// `llm.chat`).
+    /// What was done, as a dotted name (`task.claim`, `task.stdout`).
     pub operation: String,
     /// Where the operation stands: `started`, `completed` or `failed`; null for
     /// a row that is not about one.
@@ -229,7 +228,7 @@ pub struct NewLogEntry<J = Value> {
     /// Severity (default `info`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub level: Option<LogLevel>,
-    /// What was done, as a dotted name (`task.stdout`, `llm.chat`; required).
+    /// What was done, as a dotted name (`task.stdout`; required).
     pub operation: String,
     /// Where the operation stands: `started`, `completed` or `failed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -32,7 +32,7 @@ impl Default for PageRequest {
 pub struct PageError {
     /// The query parameter at fault (`page` or `per_page`).
     pub field: &'static str,
-    /// What is wrong with it, for the `422` field error.
+    /// What is wrong with it, for the field error the caller gets.
     pub message: String,
 }
 

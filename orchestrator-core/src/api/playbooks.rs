@@ -189,7 +189,7 @@ pub struct StageDefinition {
 #[serde(deny_unknown_fields)]
 pub struct RoleDefinition {
     /// The role's name, unique in the definition; tasks carry it as `role` and
-    /// the `role:<name>` routing tag.
+    /// require the routing tag `role:<name>`.
     pub name: String,
     /// The catalog specialist that plays it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

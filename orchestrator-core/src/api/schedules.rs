@@ -57,7 +57,7 @@ wire_enum!(
     RunOutcome {
         /// The workflow or task was launched.
         Launched = "launched",
-        /// Nothing was launched (overlap, missed, paused); see `reason`.
+        /// Nothing was launched (overlap, missed); see `reason`.
         Skipped = "skipped",
         /// The previous run was cancelled and the target launched.
         CancelledPrevious = "cancelled_previous",
@@ -207,7 +207,7 @@ pub struct PatchSchedule {
         skip_serializing_if = "Option::is_none"
     )]
     pub end_at: Option<Option<Timestamp>>,
-    /// Pause or resume the schedule (as the pause and resume routes do).
+    /// Pause (`true`) or resume (`false`) the schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused: Option<bool>,
     /// A new target, checked as on create.

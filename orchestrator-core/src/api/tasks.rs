@@ -138,8 +138,7 @@ pub enum TaskKind {
     Assessment,
     /// Asks for an approval.
     Approval,
-    /// Plans and steers a workflow; claimed only by orchestrator or hybrid
-    /// agents.
+    /// Plans and steers a workflow.
     Orchestrator,
 }
 
@@ -175,7 +174,7 @@ pub enum ExecutionBackend {
     /// In the agent runtime alone (the default).
     #[default]
     RuntimeOnly,
-    /// In the agent runtime plus a task sandbox (an execution environment).
+    /// In the agent runtime plus a task sandbox.
     RuntimePlusTask,
 }
 
@@ -721,7 +720,7 @@ pub struct TaskAction {
     /// Replays the first answer when sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<String>,
-    /// Why; required by reassign and escalate, kept on the state change event.
+    /// Why; required by reassign and escalate, recorded with the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// What to change; required by request-changes.

@@ -534,7 +534,7 @@ pub struct Board {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkflowAction {
-    /// Why, for people; kept on the state change event.
+    /// Why, for people; recorded with the change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Replays the first answer when sent again.
