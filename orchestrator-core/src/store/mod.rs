@@ -82,7 +82,9 @@ pub(crate) use on_db;
 /// carries no data and a missed or duplicated one is harmless.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topic {
+    /// New log rows were committed.
     Logs,
+    /// New events were committed.
     Events,
 }
 
@@ -146,6 +148,8 @@ impl Store {
         }
     }
 
+    /// Which backend this store runs on, for the few places whose SQL or
+    /// behaviour differs.
     pub fn dialect(&self) -> Dialect {
         match *self.backend {
             Backend::Sqlite { .. } => Dialect::Sqlite,
@@ -404,7 +408,9 @@ pub struct PoolUse {
     /// `read` (SQLite) or `main` (PostgreSQL) for the pool, `write` for the
     /// group-commit writers.
     pub pool: &'static str,
+    /// Connections open now (checked out or idle).
     pub size: u32,
+    /// Of those, connections waiting unused.
     pub idle: u32,
 }
 

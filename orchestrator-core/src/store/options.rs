@@ -6,11 +6,15 @@ use super::GroupCommit;
 /// Which SQL dialect a store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
+    /// The embedded SQLite file (one replica).
     Sqlite,
+    /// A PostgreSQL server (one or more replicas).
     Postgres,
 }
 
 impl Dialect {
+    /// The dialect's lowercase name (`sqlite`, `postgres`), as the start-up
+    /// log line and the readiness answer (`database`) name it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Sqlite => "sqlite",
