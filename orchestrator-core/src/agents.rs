@@ -27,9 +27,13 @@ use serde_json::{Value, json};
 use sqlx::types::Json;
 use uuid::Uuid;
 
-/// Heartbeat bounds and default.
+/// Shortest heartbeat interval an agent or worker may register with, in
+/// seconds: shorter ones would turn heartbeats into load.
 pub const MIN_HEARTBEAT_SECONDS: i64 = 5;
+/// Longest heartbeat interval, in seconds (one hour): past it a dead
+/// registrant would go unnoticed too long.
 pub const MAX_HEARTBEAT_SECONDS: i64 = 3600;
+/// Heartbeat interval of an agent registered without one, in seconds.
 pub const DEFAULT_AGENT_HEARTBEAT_SECONDS: i64 = 60;
 
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -12,12 +12,17 @@ use uuid::Uuid;
 /// works inside `tenant_id` only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
+    /// The tenant every read and write of the request is confined to.
     pub tenant_id: Uuid,
+    /// What the credential may do; checked by each operation.
     pub scope: Scope,
     /// The API key behind the credential.
     pub key_id: Uuid,
     /// Who the key acts for: `user`, `agent`, `worker` or `service`.
     pub owner_type: String,
+    /// The agent, worker or user the key belongs to; `None` for a key owned
+    /// by no one in particular (service and bootstrap keys, the system
+    /// caller).
     pub owner_id: Option<Uuid>,
 }
 

@@ -59,15 +59,20 @@ impl std::fmt::Debug for ControlPlane {
 /// A key the first start generated, to be shown to the operator once.
 #[derive(Debug, Clone)]
 pub struct GeneratedBootstrapKey {
+    /// Which bootstrap key it is (admin or service).
     pub scope: Scope,
+    /// The raw key; the database keeps only its hash, so this is the one
+    /// chance to see it.
     pub api_key: String,
 }
 
 impl ControlPlane {
+    /// The database handle every operation reads and writes through.
     pub fn store(&self) -> &Store {
         &self.inner.store
     }
 
+    /// The settings this control plane was started with.
     pub fn config(&self) -> &CoreConfig {
         &self.inner.config
     }

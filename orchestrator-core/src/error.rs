@@ -20,47 +20,104 @@ fn too_large_message(limit: usize) -> String {
     }
 }
 
+/// The result of every fallible core operation; the error defaults to
+/// [`Error`], the one the server turns into the error envelope.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// Every way a core operation can fail, one variant per kind of failure
+/// the client can tell apart; [`Error::code`] gives its machine code and
+/// [`Error::details`] the structured part of the envelope.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The request does not match its schema (wrong type, missing or unknown
     /// field, bad enum value, malformed JSON).
     #[error("{message}")]
-    Schema { message: String, issues: Issues },
+    Schema {
+        /// One line for people, naming the first faulty field.
+        message: String,
+        /// Every fault, by field, for the envelope's `details.issues`.
+        issues: Issues,
+    },
     /// A well-formed request that breaks a rule.
     #[error("{message}")]
     Validation {
+        /// What rule was broken, for people.
         message: String,
+        /// The faults by field when the rule belongs to fields; `None` for a
+        /// rule of the request as a whole (no `details` then).
         issues: Option<Issues>,
     },
+    /// No credential, or one that is unknown, expired or revoked.
     #[error("{message}")]
-    Unauthorized { message: String },
+    Unauthorized {
+        /// Which of those it was, for people.
+        message: String,
+    },
+    /// A known caller without the right (scope, role, tenant) to do this.
     #[error("{message}")]
-    Forbidden { message: String },
+    Forbidden {
+        /// The right that is missing, for people.
+        message: String,
+    },
+    /// The named resource does not exist, or the caller may not see it
+    /// (the two answer alike so ids of other tenants do not leak).
     #[error("{resource} not found")]
-    NotFound { resource: &'static str },
+    NotFound {
+        /// The kind of resource, as a word (`task`, `workflow`, ...).
+        resource: &'static str,
+    },
+    /// The request clashes with the current state of the data (a duplicate
+    /// name, a concurrent change that rolled it back); nothing was written.
     #[error("{message}")]
     Conflict {
+        /// What it clashed with, for people.
         message: String,
+        /// The envelope's `recovery_hint` (say, "retry the request");
+        /// `None`: no hint.
         hint: Option<String>,
     },
     #[error("cannot move a {resource} from {current} to {requested}")]
+    /// A state change the resource's state machine does not allow from
+    /// where it is now.
     InvalidTransition {
+        /// The kind of resource (`task`, `workflow`, ...).
         resource: &'static str,
+        /// The state it is in (`details.current_state`).
         current: String,
+        /// The state asked for (`details.requested_state`).
         requested: String,
     },
     /// Run control: the caller no longer holds the task's current attempt
     /// (its lease expired, or it names another attempt).
     #[error("{message}")]
-    LeaseLost { message: String },
+    LeaseLost {
+        /// Why the attempt is no longer the caller's, for people.
+        message: String,
+    },
+    /// The request body is over the route's size limit.
     #[error("{}", too_large_message(*.limit))]
-    PayloadTooLarge { limit: usize },
+    PayloadTooLarge {
+        /// The route's limit in bytes (`details.limit_bytes`).
+        limit: usize,
+    },
+    /// The caller went over its request rate; nothing was done.
     #[error("too many requests")]
-    RateLimited { retry_after_secs: u64 },
+    RateLimited {
+        /// Whole seconds until a retry can succeed (`Retry-After`).
+        retry_after_secs: u64,
+    },
+    /// A check the caller asked for against an outside system failed (git
+    /// access of a workspace, a remote MCP server); the request itself was
+    /// well-formed.
     #[error("{message}")]
-    VerificationFailed { message: String, details: Value },
+    VerificationFailed {
+        /// The step that failed and why, for people.
+        message: String,
+        /// The envelope's `details`, as is: the failed step and its reason.
+        details: Value,
+    },
+    /// The database cannot be reached (or the store's circuit breaker is
+    /// open); the source goes to the log. Safe to retry later.
     #[error("the database is not reachable")]
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The database refused a write because its disk is full: not a fault
@@ -75,6 +132,7 @@ pub enum Error {
 }
 
 impl Error {
+    /// A schema fault ([`Error::Schema`]) with its field issues.
     pub fn schema(message: impl Into<String>, issues: Issues) -> Self {
         Self::Schema {
             message: message.into(),
@@ -82,6 +140,7 @@ impl Error {
         }
     }
 
+    /// A broken rule of the request as a whole, tied to no field.
     pub fn validation(message: impl Into<String>) -> Self {
         Self::Validation {
             message: message.into(),
@@ -137,22 +196,26 @@ impl Error {
         }
     }
 
+    /// An [`Error::Unauthorized`] with this message.
     pub fn unauthorized(message: impl Into<String>) -> Self {
         Self::Unauthorized {
             message: message.into(),
         }
     }
 
+    /// An [`Error::Forbidden`] with this message.
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::Forbidden {
             message: message.into(),
         }
     }
 
+    /// An [`Error::NotFound`] for this kind of resource.
     pub fn not_found(resource: &'static str) -> Self {
         Self::NotFound { resource }
     }
 
+    /// An [`Error::Conflict`] without a recovery hint.
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::Conflict {
             message: message.into(),
@@ -160,12 +223,14 @@ impl Error {
         }
     }
 
+    /// An [`Error::LeaseLost`] with this message.
     pub fn lease_lost(message: impl Into<String>) -> Self {
         Self::LeaseLost {
             message: message.into(),
         }
     }
 
+    /// An [`Error::Internal`] keeping `source` for the log only.
     pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
         Self::Internal(source.into())
     }

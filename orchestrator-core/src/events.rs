@@ -343,7 +343,10 @@ pub const DEFAULT_EVENT_LIMIT: u32 = 50;
 /// plain event id (`after`, `Last-Event-ID`); the server looks up its txid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct EventKey {
+    /// The PostgreSQL transaction id that wrote the event; 0 on SQLite,
+    /// where ids commit in order.
     pub txid: i64,
+    /// The event's id (what clients resume from).
     pub id: i64,
 }
 

@@ -12,8 +12,11 @@ use uuid::Uuid;
 /// How many tasks of one tenant are in one state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskCount {
+    /// The tenant the tasks belong to.
     pub tenant_id: Uuid,
+    /// The task state, as its wire word (`pending`, `claimed`, ...).
     pub state: String,
+    /// Tasks of that tenant now in that state.
     pub count: i64,
 }
 

@@ -60,6 +60,7 @@ pub(crate) use begin_write;
 /// How a recorded result is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Storage {
+    /// The result holds nothing secret: store it as JSON.
     Plain,
     /// The result holds a secret: store it encrypted.
     Encrypted,
@@ -85,6 +86,8 @@ pub enum Begun<T> {
 
 /// A write transaction that records its result under the request's key.
 pub struct IdempotentWrite {
+    /// The write transaction: do the write in it, then
+    /// [`IdempotentWrite::finish`] records the result and commits.
     pub tx: Tx,
     key: Option<Key>,
     control_plane: ControlPlane,

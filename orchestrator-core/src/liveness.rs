@@ -29,9 +29,16 @@ use uuid::Uuid;
 /// What one sweep changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Swept {
+    /// Active agents marked `inactive` (no heartbeat for twice their
+    /// interval).
     pub agents_inactive: u64,
+    /// Online workers marked `offline`, by the same rule.
     pub workers_offline: u64,
+    /// Tasks taken back from agents silent past the grace period (back to
+    /// `pending`, or `failed` with `agent_lost` when out of retries).
     pub tasks_released: u64,
+    /// Claimed or running tasks failed for passing their
+    /// `timeout_minutes`.
     pub tasks_timed_out: u64,
 }
 

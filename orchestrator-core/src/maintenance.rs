@@ -18,7 +18,10 @@ pub const SESSION_RETENTION: Duration = Duration::from_secs(24 * 3600);
 /// What one purge removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Purged {
+    /// Recorded results of idempotent writes past their retention.
     pub idempotency_records: u64,
+    /// Refresh tokens expired or revoked longer than
+    /// [`SESSION_RETENTION`] ago.
     pub refresh_sessions: u64,
     /// Sessions (refresh families) with no refresh token left.
     pub sessions: u64,

@@ -36,7 +36,11 @@ pub enum Via<'a> {
     Bearer,
     /// A cookie: the request must prove it can read the session's CSRF token
     /// by repeating it (the `x-csrf-token` header's value, when sent).
-    Cookie { csrf_header: Option<&'a str> },
+    Cookie {
+        /// The `x-csrf-token` header's value; `None` when the request sent
+        /// none (then a change is refused).
+        csrf_header: Option<&'a str>,
+    },
 }
 
 /// The refusal of a cookie-authenticated change without the session's CSRF
@@ -50,15 +54,25 @@ pub fn csrf_refused() -> Error {
 /// Credentials handed out by the exchange or a refresh.
 #[derive(Debug, Clone)]
 pub struct IssuedSession {
+    /// The signed access token to send as `Authorization: Bearer`.
     pub access_token: String,
+    /// When the access token stops being accepted (the configured access
+    /// token lifetime after issue).
     pub expires_at: Timestamp,
+    /// The opaque refresh token (`orch_rt_...`); single use: a refresh
+    /// rotates it, and reusing a rotated one revokes the whole session.
     pub refresh_token: String,
+    /// When the refresh token expires: the configured refresh lifetime,
+    /// cut short to the API key's own expiry.
     pub refresh_expires_at: Timestamp,
     /// Value of the double-submit CSRF cookie for cookie-based clients.
     pub csrf_token: String,
     /// Whether cookies should outlive the browser session.
     pub persistent: bool,
+    /// The scope of the API key the session was opened with; the session
+    /// never has more.
     pub scope: Scope,
+    /// The tenant the session acts in (the API key's).
     pub tenant_id: Uuid,
 }
 

@@ -78,6 +78,7 @@ async fn record(tx: &mut Tx, caller: &Caller, what: &'static str, row: &BulkRow)
 /// Running bulk actions and how far they got, for `/metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BulkProgress {
+    /// Bulk actions with status `running` now.
     pub running: i64,
     /// Entities in their fixed sets.
     pub matched: i64,

@@ -99,10 +99,16 @@ impl BlobStream {
 /// A download: headers' material plus the byte stream.
 #[derive(Debug)]
 pub struct Download {
+    /// The name the file was uploaded with (for `Content-Disposition`).
     pub file_name: String,
+    /// The media type recorded at upload (`Content-Type`).
     pub content_type: String,
+    /// The whole file's length in bytes (`Content-Length`), known before
+    /// the first chunk is read.
     pub size_bytes: i64,
     /// SHA-256 hex of the bytes (the `ETag`).
     pub checksum: String,
+    /// The bytes, read chunk by chunk from the database as the response
+    /// is sent rather than held in memory.
     pub content: BlobStream,
 }

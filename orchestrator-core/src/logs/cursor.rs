@@ -10,7 +10,10 @@ use uuid::Uuid;
 /// A position in the keyset order: `(txid, id)`; `txid` is 0 on SQLite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct LogKey {
+    /// The PostgreSQL transaction id that wrote the row; 0 on SQLite,
+    /// where ids commit in order.
     pub txid: i64,
+    /// The log row's id.
     pub id: i64,
 }
 

@@ -18,7 +18,10 @@ pub struct ScheduleStats {
     pub runs: Vec<(String, i64)>,
     /// Cumulative counts of fires with a lag at most each of [`LAG_BUCKETS`].
     pub lag_buckets: Vec<u64>,
+    /// The lags of all fires added up, in seconds (the histogram's sum).
     pub lag_sum_seconds: f64,
+    /// Fires with a recorded lag (the histogram's count; runs that were
+    /// not timer fires have none).
     pub lag_count: u64,
 }
 

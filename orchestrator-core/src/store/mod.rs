@@ -19,8 +19,10 @@
 //! Events written inside a [`Tx`] are published to the in-process bus only
 //! after the batch that holds it commits.
 
+mod access;
 mod checkpoint;
 mod combine;
+mod connect;
 mod data_lock;
 mod deferred;
 mod file_mode;
@@ -28,29 +30,29 @@ mod group_commit;
 mod health;
 mod notify;
 pub mod offline;
+mod options;
+mod search;
 mod stored_json;
 mod writer_thread;
+pub use access::{Access, Conn, Db};
 pub(crate) use combine::{Combine, Combined, Post};
+pub(crate) use connect::{POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
 pub use data_lock::{DataLock, LockFailure};
 pub(crate) use deferred::{DeferKind, Deferred, WithParts, arg_count, push_arg};
 pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
 use health::Health;
 pub(crate) use notify::PgNotifier;
-use notify::{spawn_listener, spawn_notifier};
+pub use options::{DEFAULT_PG_WRITERS, Dialect, PG_APPEND_WRITERS, StoreOptions};
+pub use search::MAX_SEARCH_CHARS;
+pub(crate) use search::contains_pattern;
 pub use stored_json::{StoredJson, UNREADABLE_KEY};
 use writer_thread::WriterThread;
 
 use crate::api::Event;
-use crate::error::{Error, Result};
-use sqlx::migrate::Migrator;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{ConnectOptions, PgConnection, PgPool, SqliteConnection, SqlitePool};
-use std::path::Path;
-use std::str::FromStr;
+use crate::error::Result;
+use sqlx::{PgPool, SqlitePool};
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::sync::broadcast;
 
 /// Runs one expression against whichever backend `access` is on.
@@ -75,82 +77,16 @@ macro_rules! on_db {
 }
 pub(crate) use on_db;
 
-pub(crate) static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
-pub(crate) static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
-
-/// How many committed events the in-process bus buffers for slow subscribers.
-const EVENT_BUS_CAPACITY: usize = 4096;
-
-/// How many wake-ups the in-process wake bus buffers (a lagging receiver
-/// just re-reads; the bus only says "something new").
-const WAKE_BUS_CAPACITY: usize = 1024;
-
 /// What changed, for the wake-up bus that streams wait on. Streams read the
 /// rows themselves from the table after a wake-up (by cursor), so a wake-up
 /// carries no data and a missed or duplicated one is harmless.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Topic {
+    /// New log rows were committed.
     Logs,
+    /// New events were committed.
     Events,
 }
-
-/// Which SQL dialect a store speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    Postgres,
-}
-
-impl Dialect {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Sqlite => "sqlite",
-            Self::Postgres => "postgres",
-        }
-    }
-}
-
-/// Where the data lives and how many connections to keep.
-#[derive(Debug, Clone)]
-pub struct StoreOptions {
-    /// `sqlite://PATH` or `postgres://...`.
-    pub url: String,
-    /// Upper bound of the (read) pool.
-    pub max_connections: u32,
-    /// Writer connections with group commit: 0 picks the default (SQLite:
-    /// always 1, its one writer; PostgreSQL: [`DEFAULT_PG_WRITERS`]).
-    pub writers: u32,
-    /// How write batches are formed.
-    pub group_commit: GroupCommit,
-    /// SQL each PostgreSQL writer connection runs when it opens (and opens
-    /// again after a failure): session-local objects its statements call,
-    /// such as the temporary function of combined claims
-    /// ([`crate::lifecycle`]). Kept out of migrations so the SQL has one
-    /// source, the Rust that also builds the single-request statement, and
-    /// so replicas of different versions each run their own. Empty: none.
-    pub writer_session: &'static str,
-}
-
-/// PostgreSQL writer connections when none are configured: one, so the
-/// writes of a replica never wait on each other's row or index locks across
-/// batches. With several writers a batch can wait for a lock another open
-/// batch holds while that batch waits for it (say two claims for the same
-/// agent in two batches, each behind other work); PostgreSQL then aborts one
-/// statement as a deadlock and its request answers 409 "retry". Seen with 4
-/// writers in the 32-agents × 4-concurrent-claims test; `--db-writers N`
-/// trades that for throughput where requests rarely touch the same rows.
-pub const DEFAULT_PG_WRITERS: u32 = 1;
-
-/// PostgreSQL writers for log ingest (`Store::begin_append`), beside the
-/// others. An ingest batch only inserts `logs` rows, which have no foreign
-/// keys and no unique key but their generated id, so its transaction takes
-/// no lock another one waits for: several can run at once without the
-/// deadlocks of [`DEFAULT_PG_WRITERS`], and the database then spreads the
-/// rows' index and heap work over two backends instead of one, while the
-/// task writes keep their own writer. Two measured 1.31x one
-/// (BENCHMARKS.md, item 11); three and four measured the same as two on the
-/// 2-core host.
-pub const PG_APPEND_WRITERS: u32 = 2;
 
 enum Backend {
     Sqlite {
@@ -203,163 +139,6 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating it if needed) the database and applies the embedded
-    /// migrations of its dialect.
-    pub async fn connect(options: &StoreOptions) -> Result<Self> {
-        let url = options.url.as_str();
-        let (wake, _) = broadcast::channel(WAKE_BUS_CAPACITY);
-        let (bus, _) = broadcast::channel(EVENT_BUS_CAPACITY);
-        let unavailable = |e: sqlx::Error| Error::Unavailable(Box::new(e));
-        let health = Health::new();
-        let mut notifier_handle = None;
-        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let connect = PgConnectOptions::from_str(url)
-                .map_err(|e| Error::validation(format!("invalid PostgreSQL URL: {e}")))?
-                .application_name("orch")
-                .options([
-                    // A transaction left open anywhere stalls vacuum for the
-                    // whole cluster; never let one linger.
-                    ("idle_in_transaction_session_timeout", "60000"),
-                    ("statement_timeout", "60000"),
-                    // Plan each execution with its values: a generic plan
-                    // cached while a table was empty would keep scanning it
-                    // after it grew (issue 33, defect 9).
-                    ("plan_cache_mode", "force_custom_plan"),
-                ]);
-            let pool = PgPoolOptions::new()
-                // One more for the LISTEN connection, which stays checked out.
-                .max_connections(options.max_connections.max(2) + 1)
-                // Short: while the server is unreachable a request should
-                // hear so soon (the breaker in [`health`] then answers at once).
-                .acquire_timeout(health::PROBE_TIMEOUT)
-                .connect_with(connect.clone())
-                .await
-                .map_err(unavailable)?;
-            POSTGRES_MIGRATIONS
-                .run(&pool)
-                .await
-                .map_err(Error::internal)?;
-            // Fresh statistics for the hot tables, whatever autovacuum does.
-            sqlx::raw_sql("ANALYZE tasks, events, logs")
-                .execute(&pool)
-                .await
-                .map_err(unavailable)?;
-            let listener = spawn_listener(pool.clone(), wake.clone());
-            let notifier = Arc::new(PgNotifier::default());
-            notifier_handle = Some(notifier.clone());
-            let notifier_task = spawn_notifier(pool.clone(), notifier.clone());
-            health.probe_with(connect.clone());
-            let buses = Arc::new((
-                bus.clone(),
-                wake.clone(),
-                Some(notifier.clone()),
-                health.clone(),
-            ));
-            let count = match options.writers {
-                0 => DEFAULT_PG_WRITERS,
-                n => n,
-            };
-            let mut list = Vec::new();
-            for _ in 0..count + PG_APPEND_WRITERS {
-                let opener = Opener::Postgres(connect.clone(), options.writer_session);
-                let conn = opener.open().await.map_err(unavailable)?;
-                list.push(Writer::new(
-                    conn,
-                    opener,
-                    options.group_commit,
-                    buses.clone(),
-                    // Unguarded turns need the writer to be the only one
-                    // (group_commit module docs); ingest never asks.
-                    count == 1,
-                ));
-            }
-            let append = list.split_off(count as usize);
-            Backend::Postgres {
-                pool,
-                writers: Writers::new(list),
-                append: Writers::new(append),
-                listener,
-                notifier_task,
-            }
-        } else if let Some(path) = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-        {
-            let path = path.split('?').next().unwrap_or(path);
-            file_mode::prepare(Path::new(path))?;
-            let lock = data_lock::for_store(Path::new(path))?;
-            let connect = SqliteConnectOptions::new()
-                .filename(path)
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
-                .busy_timeout(Duration::from_secs(10))
-                .foreign_keys(true)
-                // Reads straight from the mapped file instead of copying each
-                // page into SQLite's cache (pages count in RSS only as they
-                // are touched), and a 16 MiB page cache per connection (the
-                // default is 2 MiB) so a write batch's index pages stay hot.
-                .pragma("mmap_size", "268435456")
-                .pragma("cache_size", "-16384")
-                .pragma("journal_size_limit", checkpoint::JOURNAL_SIZE_LIMIT);
-            // The one writer connection, outside any pool: group commit
-            // holds it for the store's lifetime. It never checkpoints: the
-            // checkpointer does, off the write path ([`checkpoint`]).
-            let writer_options = connect.clone().pragma("wal_autocheckpoint", "0");
-            // Opened from the writer thread, where sqlx starts the
-            // connection's own worker thread ([`writer_thread`]).
-            let writer_thread = WriterThread::start()?;
-            let opening = writer_options.clone();
-            let mut writer: SqliteConnection = writer_thread
-                .setup(async move { opening.connect().await })
-                .await?
-                .map_err(unavailable)?;
-            SQLITE_MIGRATIONS
-                .run(&mut writer)
-                .await
-                .map_err(Error::internal)?;
-            // No liveness ping before each acquire: a local file connection
-            // does not go stale, and on SQLite the ping is one more round
-            // trip to the connection's worker thread per read.
-            let read = SqlitePoolOptions::new()
-                .max_connections(options.max_connections.max(1))
-                .test_before_acquire(false)
-                .acquire_timeout(Duration::from_secs(30))
-                .connect_with(connect.clone().read_only(true))
-                .await
-                .map_err(unavailable)?;
-            let buses = Arc::new((bus.clone(), wake.clone(), None, health.clone()));
-            let writer = Writer::new(
-                WriterConn::Sqlite(writer),
-                Opener::Sqlite(writer_options),
-                options.group_commit,
-                buses,
-                true,
-            );
-            let checkpointer = checkpoint::spawn_checkpointer(connect, &writer);
-            Backend::Sqlite {
-                read,
-                writers: Writers::new(vec![writer]),
-                checkpointer,
-                writer_thread,
-                _lock: lock,
-            }
-        } else {
-            return Err(Error::validation(
-                "database URL must start with sqlite:// or postgres://".to_string(),
-            ));
-        };
-        Ok(Self {
-            backend: Arc::new(backend),
-            bus,
-            wake,
-            combiners: Arc::default(),
-            writer_session: options.writer_session,
-            health,
-            notifier: notifier_handle,
-        })
-    }
-
     /// The set-up SQL of the PostgreSQL writer connections
     /// ([`StoreOptions::writer_session`]); empty on SQLite.
     pub(crate) fn writer_session(&self) -> &'static str {
@@ -369,6 +148,8 @@ impl Store {
         }
     }
 
+    /// Which backend this store runs on, for the few places whose SQL or
+    /// behaviour differs.
     pub fn dialect(&self) -> Dialect {
         match *self.backend {
             Backend::Sqlite { .. } => Dialect::Sqlite,
@@ -546,17 +327,6 @@ impl Store {
     }
 }
 
-/// A borrowed connection of either backend; what `on_db!` matches on.
-pub enum Db<'c> {
-    Sqlite(&'c mut SqliteConnection),
-    Postgres(&'c mut PgConnection),
-}
-
-/// Anything a repository function can run queries on.
-pub trait Access: Send {
-    fn db(&mut self) -> Db<'_>;
-}
-
 /// What a committed batch tells: the event bus, the wake-up bus,
 /// (PostgreSQL) the NOTIFY sender, and the store's [`Health`].
 type Buses = (
@@ -638,7 +408,9 @@ pub struct PoolUse {
     /// `read` (SQLite) or `main` (PostgreSQL) for the pool, `write` for the
     /// group-commit writers.
     pub pool: &'static str,
+    /// Connections open now (checked out or idle).
     pub size: u32,
+    /// Of those, connections waiting unused.
     pub idle: u32,
 }
 
@@ -659,49 +431,7 @@ pub struct WriteBatches {
     pub combined_requests: u64,
 }
 
-/// A pooled connection for reads.
-pub enum Conn {
-    Sqlite(sqlx::pool::PoolConnection<sqlx::Sqlite>),
-    Postgres(sqlx::pool::PoolConnection<sqlx::Postgres>),
-}
-
-impl Access for Conn {
-    fn db(&mut self) -> Db<'_> {
-        match self {
-            Conn::Sqlite(c) => Db::Sqlite(c),
-            Conn::Postgres(c) => Db::Postgres(c),
-        }
-    }
-}
-
 /// Whether a database error is a unique-constraint violation (a duplicate).
 pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
-}
-
-/// The longest search string a list filter takes, in characters. Longer ones
-/// are refused (400) rather than handed to `LIKE` (SQLite refuses patterns
-/// past 50,000 bytes, and no one searches by a page of text).
-pub const MAX_SEARCH_CHARS: usize = 512;
-
-/// The `LIKE` pattern of a "contains" search for `text` (trimmed; `None`
-/// when empty), with `\`, `%` and `_` escaped so the search is a literal
-/// substring: use it as `column LIKE $n ESCAPE '\'` (lowercase the pattern
-/// for `LOWER(column)`). Text longer than [`MAX_SEARCH_CHARS`] is a 400
-/// naming `field`.
-pub(crate) fn contains_pattern(field: &str, text: Option<&str>) -> Result<Option<String>> {
-    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
-        return Ok(None);
-    };
-    if text.chars().count() > MAX_SEARCH_CHARS {
-        return Err(Error::invalid_field(
-            field,
-            format!("must be at most {MAX_SEARCH_CHARS} characters"),
-        ));
-    }
-    let escaped = text
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    Ok(Some(format!("%{escaped}%")))
 }

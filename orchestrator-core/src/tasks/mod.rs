@@ -22,11 +22,16 @@ pub mod state;
 
 pub(crate) use rows::{TaskRow, task_columns};
 
-/// Default and bounds of `timeout_minutes`.
+/// `timeout_minutes` of a task created without one (3 hours): how long it
+/// may be held before it fails with `timeout`.
 pub const DEFAULT_TIMEOUT_MINUTES: i64 = 180;
 
+/// The largest `timeout_minutes` a task may ask for (4 hours); the
+/// smallest is 1.
 pub const MAX_TIMEOUT_MINUTES: i64 = 240;
 
+/// The largest `max_retries` a task may ask for; the smallest is 0 (no
+/// retry).
 pub const MAX_RETRIES: i64 = 10;
 
 /// The longest `delay_seconds` / `ttl_seconds` (a year).

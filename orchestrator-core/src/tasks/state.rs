@@ -11,31 +11,53 @@ use crate::error::{Error, Result};
 /// An operation on a task, with the facts that pick between its outcomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskOp {
+    /// An agent or worker takes a `pending` task.
     Claim,
+    /// The holder begins work on a `claimed` task; repeating it while
+    /// `in_progress` is a no-op.
     Start,
-    /// `passed` is `verification.passed` (true when not given).
+    /// The holder hands in its output: `completed`, or
+    /// `output_pending_assessment` when verification did not pass.
     Complete {
+        /// `verification.passed` (true when not given).
         passed: bool,
     },
-    /// `retry_left`: `auto_retry` and `retry_count < max_retries`.
+    /// The holder reports a failure: back to `pending` for another attempt,
+    /// or `failed`.
     Fail {
+        /// `auto_retry` and `retry_count < max_retries`.
         retry_left: bool,
     },
+    /// Sends a failed, cancelled or unassessed task back to `pending` for
+    /// another attempt.
     Retry,
+    /// Sends a completed, unassessed or failed task back to `pending` with
+    /// feedback on its output.
     RequestChanges,
+    /// Takes the task from its holder (if any) and puts it back to
+    /// `pending` for someone else.
     Reassign,
+    /// Marks a task that is not held `completed` without (further) work.
     Skip,
+    /// The holder hands the task to a human: `escalated`.
     Escalate,
+    /// The escalation is answered; the task goes back to `pending`.
     ResolveEscalation,
+    /// Accepts output awaiting assessment: `completed`.
     ApproveOutput,
+    /// Ends the task for good from any state but `completed` and
+    /// `cancelled`.
     Cancel,
     /// The holder went silent (liveness) and the grace is over.
     AgentLost {
+        /// Whether the task has retries left: back to `pending` if so,
+        /// else `failed`.
         retry_left: bool,
     },
     /// Past `timeout_minutes`; `retry_left` only under a retry policy with
     /// attempts left (run control §2).
     Timeout {
+        /// Whether the task goes back to `pending` (else `failed`).
         retry_left: bool,
     },
 }

@@ -18,8 +18,10 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome, in the order the counters keep them.
     pub const ALL: [Outcome; 4] = [Self::Delivered, Self::Retrying, Self::Failed, Self::Gone];
 
+    /// The outcome's `outcome` label value on `/metrics`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Delivered => "delivered",
@@ -74,7 +76,11 @@ pub struct DeliveryStats {
     pub outcomes: Vec<(Outcome, u64)>,
     /// Cumulative attempts at or under each bound of [`LATENCY_BUCKETS`].
     pub buckets: Vec<(f64, u64)>,
+    /// Attempts observed since the process started (the histogram's
+    /// count).
     pub count: u64,
+    /// Time all those posts took added up, in seconds (the histogram's
+    /// sum).
     pub seconds: f64,
 }
 

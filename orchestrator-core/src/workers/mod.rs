@@ -29,6 +29,7 @@ use serde_json::{Value, json};
 use sqlx::types::Json;
 use uuid::Uuid;
 
+/// Heartbeat interval of a worker registered without one, in seconds.
 pub const DEFAULT_WORKER_HEARTBEAT_SECONDS: i64 = 30;
 
 #[derive(Debug, Clone, sqlx::FromRow)]

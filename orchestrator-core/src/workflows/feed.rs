@@ -49,6 +49,9 @@ macro_rules! feed_sql {
 }
 
 impl ControlPlane {
+    /// `GET /workflows/:id/events`: one page of the workflow's events after
+    /// the query's cursor, narrowed by its filters (module docs); 404 when
+    /// the workflow is not the caller's tenant's.
     pub async fn workflow_events(
         &self,
         caller: &Caller,

@@ -47,6 +47,8 @@ use serde_json::Value;
 use uuid::Uuid;
 
 impl ControlPlane {
+    /// `GET /operations/workflows/rail`: one page of the dashboard's rail,
+    /// every filter applied before paging (module docs).
     pub async fn operations_rail(
         &self,
         caller: &Caller,
@@ -116,6 +118,9 @@ impl ControlPlane {
         }))
     }
 
+    /// `GET /operations/workflows/:id/workspace`: the workflow's whole
+    /// dashboard packet in one answer (module docs); 404 when the workflow,
+    /// or a selected work item or task, is not there.
     pub async fn operations_workspace(
         &self,
         caller: &Caller,

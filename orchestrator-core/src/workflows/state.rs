@@ -6,8 +6,11 @@ use crate::error::{Error, Result};
 /// Operator operations on a workflow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorkflowOp {
+    /// Stop handing out its tasks; from `pending` or `in_progress`.
     Pause,
+    /// Hand out its tasks again; from `paused` only.
     Resume,
+    /// End it for good; from any state that is not terminal.
     Cancel,
 }
 

@@ -20,19 +20,29 @@ use std::time::Instant;
 /// What `orch db backup` wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct BackupReport {
+    /// The SQLite file that was copied.
     pub database: PathBuf,
+    /// The file written (put in place only once complete and synced).
     pub backup: PathBuf,
+    /// Size of the backup file, in bytes (compacted, so often smaller than
+    /// the database).
     pub bytes: u64,
+    /// The highest migration the copied database had applied.
     pub schema_version: i64,
+    /// Wall time the backup took, in milliseconds.
     pub millis: u64,
 }
 
 /// What `orch db restore` put in place.
 #[derive(Debug, Clone, Serialize)]
 pub struct RestoreReport {
+    /// The backup file that was restored from (left as it was).
     pub backup: PathBuf,
+    /// The database file now holding the backup's data.
     pub database: PathBuf,
+    /// Size of the restored database file, in bytes.
     pub bytes: u64,
+    /// The highest migration the backup had applied.
     pub schema_version: i64,
     /// Migrations `orch serve` applies when it next starts on it.
     pub pending_migrations: Vec<i64>,

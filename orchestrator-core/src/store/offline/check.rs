@@ -17,16 +17,24 @@ use sqlx::{Connection, PgConnection, SqliteConnection};
 /// One thing checked.
 #[derive(Debug, Clone, Serialize)]
 pub struct Check {
+    /// What was checked (`open`, `integrity`, `foreign keys`, `schema`, ...).
     pub name: &'static str,
+    /// Whether it passed.
     pub ok: bool,
+    /// What was found: the check that ran when it passed, the problem (or
+    /// the first lines of it) when it did not.
     pub detail: String,
 }
 
 /// Everything `orch db check` found.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
+    /// `sqlite` or `postgres`.
     pub backend: &'static str,
+    /// Whether every check passed.
     pub ok: bool,
+    /// The checks in the order they ran; a check that could not run (the
+    /// database would not open) ends the list.
     pub checks: Vec<Check>,
     /// The schema, when it could be read.
     pub schema: Option<SchemaStatus>,

@@ -39,7 +39,9 @@ const BATCH_BYTES: usize = 8 << 20;
 /// One table copied.
 #[derive(Debug, Clone, Serialize)]
 pub struct TableCopy {
+    /// The table's name (the same on both sides).
     pub table: String,
+    /// Rows copied, equal on both sides after verification.
     pub rows: u64,
     /// The checksum both sides agreed on.
     pub checksum: String,
@@ -48,13 +50,18 @@ pub struct TableCopy {
 /// What `orch db copy` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyReport {
+    /// The SQLite file copied from.
     pub source: String,
     /// `host:port/database` of the target (no credentials).
     pub target: String,
+    /// The highest migration the source had applied; a source with
+    /// migrations pending is refused, so it is this binary's latest.
     pub schema_version: i64,
+    /// Every table copied, in copy order (parents before children).
     pub tables: Vec<TableCopy>,
     /// Identity counters set, as `table.column` and the last id used.
     pub sequences: BTreeMap<String, i64>,
+    /// Wall time of the whole copy and its verification, in milliseconds.
     pub millis: u64,
 }
 

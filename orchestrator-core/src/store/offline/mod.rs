@@ -36,20 +36,28 @@ pub enum OfflineError {
     /// The operation ran and found its result wrong (copy verification).
     #[error("{0}")]
     Failed(String),
+    /// A database statement or connection failed.
     #[error("{context}: {source}")]
     Database {
+        /// What was being done, for the operator ("cannot read the
+        /// schema").
         context: String,
+        /// The driver's error.
         #[source]
         source: sqlx::Error,
     },
+    /// A file operation failed (open, sync, rename, remove).
     #[error("{context}: {source}")]
     Io {
+        /// What was being done, naming the file.
         context: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
 }
 
+/// The result of an offline operation.
 pub type Result<T> = std::result::Result<T, OfflineError>;
 
 /// Adds what was being done to a database or file error.
