@@ -25,6 +25,8 @@
 //!
 //! Without the `store` feature only [`api`] is built; that is what the SDK uses.
 
+#![warn(missing_docs)]
+
 pub mod api;
 
 #[cfg(feature = "store")]

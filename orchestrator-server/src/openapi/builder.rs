@@ -3,6 +3,7 @@
 
 use super::describe::*;
 use super::docs;
+use super::enums::ConstsAsEnum;
 use crate::routes::{Access, Route};
 use http::{Method, StatusCode};
 use orchestrator_core::api::*;
@@ -475,12 +476,14 @@ pub(crate) fn document(table: &[Route]) -> Value {
             any_json.skip_additional_properties = true;
             any_json
         })
+        .with_transform(ConstsAsEnum)
         .into_generator();
     let mut inline = SchemaSettings::draft2020_12()
         .with(|s| {
             s.inline_subschemas = true;
             s.meta_schema = None;
         })
+        .with_transform(ConstsAsEnum)
         .into_generator();
     let docs = docs();
     let mut paths = Map::new();

@@ -1,6 +1,7 @@
 //! How a route is described: the types each resource group's file fills in,
 //! and the small constructors that keep one route to one line.
 
+use super::enums::ConstsAsEnum;
 use http::{Method, StatusCode};
 use orchestrator_core::api::Event;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
@@ -10,7 +11,9 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 pub(super) type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
 pub(super) fn schema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
-    let schema = generator.subschema_for::<T>();
+    let mut schema = generator.subschema_for::<T>();
+    // An inlined subschema does not pass through the generator's transforms.
+    schemars::transform::Transform::transform(&mut ConstsAsEnum, &mut schema);
     // Any JSON (`serde_json::Value`) is the schema `true`; say `{}`, which
     // every tool reads.
     if schema.as_bool() == Some(true) {

@@ -15,6 +15,7 @@
 
 mod builder;
 mod describe;
+mod enums;
 mod page;
 
 use crate::app::App;
