@@ -5,8 +5,9 @@ use crate::error::Result;
 use crate::paging;
 use futures_util::stream::BoxStream;
 use orchestrator_core::api::{
-    Agent, DeletedWorker, HeartbeatAck, Page, PageRequest, RegisterAgent, RegisterWorker,
-    RegisteredWorker, Task, Worker, WorkerHeartbeat, WorkerHeartbeatAck, WorkerNext,
+    Agent, AgentFilter, DeletedWorker, HeartbeatAck, Page, PageRequest, RegisterAgent,
+    RegisterWorker, RegisteredWorker, Task, Worker, WorkerHeartbeat, WorkerHeartbeatAck,
+    WorkerNext,
 };
 use uuid::Uuid;
 
@@ -44,6 +45,23 @@ impl Agents<'_> {
             .page(
                 self.client
                     .request(M::GET, "/api/v1/agents")
+                    .query(&page_query(page)),
+            )
+            .await
+    }
+
+    /// `GET /agents` with filters: the agents whose id starts or ends with
+    /// some hex digits, or with a name; newest first.
+    pub async fn list_matching(
+        &self,
+        filter: &AgentFilter,
+        page: PageRequest,
+    ) -> Result<Page<Agent>> {
+        self.client
+            .page(
+                self.client
+                    .request(M::GET, "/api/v1/agents")
+                    .query(filter)
                     .query(&page_query(page)),
             )
             .await

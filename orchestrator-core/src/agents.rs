@@ -10,13 +10,14 @@
 //! as the contract's other implementation and its SDK expect.
 
 use crate::api::{
-    Agent, AgentProtocol, AgentTools, ExecutionMode, HeartbeatAck, Page, PageRequest,
+    Agent, AgentFilter, AgentProtocol, AgentTools, ExecutionMode, HeartbeatAck, Page, PageRequest,
     RegisterAgent, Scope, Timestamp,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
+use crate::id_filter::IdMatch;
 use crate::idempotency::{Storage, begin_write};
 use crate::keys::{self, NewKey};
 use crate::store::StoredJson;
@@ -352,13 +353,44 @@ impl ControlPlane {
 
     /// `GET /agents`: newest first.
     pub async fn list_agents(&self, caller: &Caller, page: PageRequest) -> Result<Page<Agent>> {
+        self.list_agents_matching(caller, AgentFilter::default(), page)
+            .await
+    }
+
+    /// `GET /agents` with its filters: newest first.
+    pub async fn list_agents_matching(
+        &self,
+        caller: &Caller,
+        filter: AgentFilter,
+        page: PageRequest,
+    ) -> Result<Page<Agent>> {
+        let ids = IdMatch::parse(filter.id_prefix.as_deref(), filter.id_suffix.as_deref())?;
         let mut conn = self.store().read().await?;
-        let (total,): (i64,) = on_db!(&mut conn, c => sqlx::query_as("SELECT COUNT(*) FROM agents WHERE tenant_id = $1")
-            .bind(caller.tenant_id).fetch_one(c).await)?;
-        let rows: Vec<AgentRow> = on_db!(&mut conn, c => sqlx::query_as(concat!(
-            "SELECT ", agent_columns!(), " FROM agents a WHERE a.tenant_id = $1 ORDER BY a.created_at DESC, a.id DESC LIMIT $2 OFFSET $3"
-        ))
-        .bind(caller.tenant_id)
+        let where_clause = format!(
+            "a.tenant_id = $1 AND {} AND ($5 IS NULL OR LOWER(a.name) = LOWER($5))",
+            ids.condition(self.store().dialect(), "a.id", "$2", "$3", "$4")
+        );
+        macro_rules! binds {
+            ($q:expr) => {
+                $q.bind(caller.tenant_id)
+                    .bind(ids.low())
+                    .bind(ids.high())
+                    .bind(ids.suffix.as_deref())
+                    .bind(filter.name.as_deref())
+            };
+        }
+        let count = format!("SELECT COUNT(*) FROM agents a WHERE {where_clause}");
+        let (total,): (i64,) = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(count.as_str())))
+            .fetch_one(c).await)?;
+        let select = format!(
+            concat!(
+                "SELECT ",
+                agent_columns!(),
+                " FROM agents a WHERE {} ORDER BY a.created_at DESC, a.id DESC LIMIT $6 OFFSET $7"
+            ),
+            where_clause
+        );
+        let rows: Vec<AgentRow> = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(select.as_str())))
         .bind(i64::from(page.per_page))
         .bind(page.offset() as i64)
         .fetch_all(c)

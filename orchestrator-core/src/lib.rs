@@ -68,6 +68,8 @@ pub mod gauges;
 #[cfg(feature = "store")]
 pub mod git;
 #[cfg(feature = "store")]
+mod id_filter;
+#[cfg(feature = "store")]
 pub mod idempotency;
 #[cfg(feature = "store")]
 pub mod keys;

@@ -5,6 +5,7 @@
 //! The contract has no artifact delete route, so there is no delete command.
 
 use crate::cli::{GlobalOpts, OutputFormat, PageArgs};
+use crate::commands::resolve;
 use crate::commands::workspaces::timestamp;
 use crate::config;
 use crate::output::{self, fields, opt, table};
@@ -12,6 +13,7 @@ use anyhow::{Context, bail};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, Subcommand};
+use orchestrator_client::Client;
 use orchestrator_client::api::TaskArtifact;
 use orchestrator_client::api::workspaces::{Artifact, ArtifactFilter, UploadArtifact};
 use std::io::{Read, Write};
@@ -79,38 +81,42 @@ pub struct FileArgs {
 
 #[derive(Debug, Args)]
 pub struct TaskUploadArgs {
-    /// The task.
-    pub id: Uuid,
+    /// The task: its id, a unique id prefix or its short id (the last 8 hex
+    /// digits, as listings show).
+    pub id: String,
     #[command(flatten)]
     pub file: FileArgs,
-    /// The agent acting (only for a credential not bound to an agent).
+    /// The agent acting (only for a credential not bound to an agent): id,
+    /// id prefix, short id or name.
     #[arg(long)]
-    pub agent: Option<Uuid>,
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args)]
 pub struct TaskListArgs {
-    /// The task.
-    pub id: Uuid,
+    /// The task: its id, a unique id prefix or its short id (the last 8 hex
+    /// digits, as listings show).
+    pub id: String,
     #[command(flatten)]
     pub page: PageArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct WorkspaceUploadArgs {
-    /// The workspace.
-    pub id: Uuid,
+    /// The workspace: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     #[command(flatten)]
     pub file: FileArgs,
-    /// Link the artifact to a workflow.
+    /// Link the artifact to a workflow (id, id prefix, short id or name).
     #[arg(long)]
-    pub workflow_id: Option<Uuid>,
-    /// Link it to a work item.
+    pub workflow_id: Option<String>,
+    /// Link it to a work item (id; with --workflow-id also its id prefix,
+    /// short id or title).
     #[arg(long)]
-    pub work_item_id: Option<Uuid>,
-    /// Link it to a task.
+    pub work_item_id: Option<String>,
+    /// Link it to a task (id, id prefix or short id).
     #[arg(long)]
-    pub task_id: Option<Uuid>,
+    pub task_id: Option<String>,
     /// The stage that produced it.
     #[arg(long)]
     pub stage_name: Option<String>,
@@ -121,20 +127,21 @@ pub struct WorkspaceUploadArgs {
 
 #[derive(Debug, Args)]
 pub struct WorkspaceListArgs {
-    /// The workspace.
-    pub id: Uuid,
+    /// The workspace: its id, a unique id prefix, its slug or its name.
+    pub id: String,
     /// Case-insensitive part of the file name, key or description.
     #[arg(long)]
     pub q: Option<String>,
-    /// Only artifacts of this workflow (id).
+    /// Only artifacts of this workflow (id, id prefix, short id or name).
     #[arg(long)]
-    pub workflow_id: Option<Uuid>,
-    /// Only artifacts of this work item (id).
+    pub workflow_id: Option<String>,
+    /// Only artifacts of this work item (id; with --workflow-id also its id
+    /// prefix, short id or title).
     #[arg(long)]
-    pub work_item_id: Option<Uuid>,
-    /// Only artifacts of this task (id).
+    pub work_item_id: Option<String>,
+    /// Only artifacts of this task (id, id prefix or short id).
     #[arg(long)]
-    pub task_id: Option<Uuid>,
+    pub task_id: Option<String>,
     /// Only artifacts produced in this stage.
     #[arg(long)]
     pub stage_name: Option<String>,
@@ -204,36 +211,59 @@ impl FileArgs {
     }
 }
 
+/// The workflow, work item and task an artifact is linked to or filtered
+/// by, resolved from what was typed.
+struct Links {
+    workflow_id: Option<Uuid>,
+    work_item_id: Option<Uuid>,
+    task_id: Option<Uuid>,
+}
+
+impl Links {
+    async fn resolve(
+        client: &Client,
+        workflow: &Option<String>,
+        work_item: &Option<String>,
+        task: &Option<String>,
+    ) -> anyhow::Result<Self> {
+        let workflow_id = resolve::workflow_opt(client, workflow.as_deref()).await?;
+        Ok(Self {
+            workflow_id,
+            work_item_id: resolve::work_item_opt(client, workflow_id, work_item.as_deref()).await?,
+            task_id: resolve::task_opt(client, task.as_deref()).await?,
+        })
+    }
+}
+
 pub async fn run_task(global: &GlobalOpts, command: TaskArtifactsCommand) -> anyhow::Result<()> {
     let client = config::client(global)?;
     let format = global.format();
     match command {
         TaskArtifactsCommand::Upload(args) => {
             let upload = args.file.read()?;
+            let task_id = resolve::task(&client, &args.id).await?;
             let request = TaskArtifact {
                 file_name: upload.file_name,
                 content_base64: upload.content_base64,
                 content_type: args.file.content_type,
                 description: args.file.description,
                 key: args.file.key,
-                agent_id: args.agent,
+                agent_id: resolve::agent_opt(&client, args.agent.as_deref()).await?,
                 request_id: args.file.request_id,
             };
             show(
                 format,
-                &client.tasks().add_artifact(args.id, &request).await?,
+                &client.tasks().add_artifact(task_id, &request).await?,
             );
         }
         TaskArtifactsCommand::List(args) => {
-            let task = client.tasks().get(args.id).await?;
+            let task_id = resolve::task(&client, &args.id).await?;
+            let task = client.tasks().get(task_id).await?;
             let Some(workspace_id) = task.workspace_id else {
-                bail!(
-                    "task {} has no workspace: artifacts are listed per workspace",
-                    args.id
-                );
+                bail!("task {task_id} has no workspace: artifacts are listed per workspace");
             };
             let filter = ArtifactFilter {
-                task_id: Some(args.id),
+                task_id: Some(task_id),
                 ..Default::default()
             };
             let workspaces = client.workspaces();
@@ -256,11 +286,19 @@ pub async fn run_workspace(
     let format = global.format();
     match command {
         WorkspaceArtifactsCommand::List(args) => {
+            let workspace_id = resolve::workspace(&client, &args.id).await?;
+            let links = Links::resolve(
+                &client,
+                &args.workflow_id,
+                &args.work_item_id,
+                &args.task_id,
+            )
+            .await?;
             let filter = ArtifactFilter {
                 q: args.q,
-                workflow_id: args.workflow_id,
-                work_item_id: args.work_item_id,
-                task_id: args.task_id,
+                workflow_id: links.workflow_id,
+                work_item_id: links.work_item_id,
+                task_id: links.task_id,
                 stage_name: args.stage_name,
                 role: args.role,
                 content_type: args.content_type,
@@ -271,28 +309,36 @@ pub async fn run_workspace(
             };
             let page = args
                 .page
-                .fetch(|p| workspaces.artifacts(args.id, &filter, p))
+                .fetch(|p| workspaces.artifacts(workspace_id, &filter, p))
                 .await?;
             output::emit(format, &page, || list_table(&page.items));
         }
         WorkspaceArtifactsCommand::Upload(args) => {
             let upload = args.file.read()?;
+            let workspace_id = resolve::workspace(&client, &args.id).await?;
+            let links = Links::resolve(
+                &client,
+                &args.workflow_id,
+                &args.work_item_id,
+                &args.task_id,
+            )
+            .await?;
             let request = UploadArtifact {
                 file_name: upload.file_name,
                 content_base64: upload.content_base64,
                 content_type: args.file.content_type,
                 description: args.file.description,
                 key: args.file.key,
-                workflow_id: args.workflow_id,
-                work_item_id: args.work_item_id,
-                task_id: args.task_id,
+                workflow_id: links.workflow_id,
+                work_item_id: links.work_item_id,
+                task_id: links.task_id,
                 stage_name: args.stage_name,
                 role: args.role,
                 request_id: args.file.request_id,
             };
             show(
                 format,
-                &workspaces.upload_artifact(args.id, &request).await?,
+                &workspaces.upload_artifact(workspace_id, &request).await?,
             );
         }
         WorkspaceArtifactsCommand::Download(args) => {

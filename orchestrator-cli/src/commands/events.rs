@@ -1,10 +1,12 @@
 //! `orch events list|tail`: the entity-event layer.
 
 use crate::cli::{GlobalOpts, OutputFormat};
+use crate::commands::resolve;
 use crate::config;
 use crate::output::{self, opt, table};
 use clap::{Args, Subcommand};
 use futures_util::StreamExt;
+use orchestrator_client::Client;
 use orchestrator_client::api::{Event, EventFilter};
 use uuid::Uuid;
 
@@ -24,31 +26,55 @@ pub struct EventFilterArgs {
     /// Only events about this kind of entity: task, workflow, work_item, worker, agent, ...
     #[arg(long)]
     pub entity_type: Option<String>,
-    /// Only events about this entity (id).
+    /// Only events about this entity (id; with --entity-type task,
+    /// workflow, agent or workspace also what names one of those).
     #[arg(long)]
-    pub entity_id: Option<Uuid>,
-    /// Only events of this workflow (id).
+    pub entity_id: Option<String>,
+    /// Only events of this workflow (id, id prefix, short id or name).
     #[arg(long = "workflow")]
-    pub workflow_id: Option<Uuid>,
-    /// Only events of this workspace (id).
+    pub workflow: Option<String>,
+    /// Only events of this workspace (id, id prefix, slug or name).
     #[arg(long = "workspace")]
-    pub workspace_id: Option<Uuid>,
+    pub workspace: Option<String>,
     /// Only events after this id.
     #[arg(long)]
     pub after: Option<i64>,
 }
 
 impl EventFilterArgs {
-    fn filter(&self, limit: Option<u32>) -> EventFilter {
-        EventFilter {
+    /// The filter, with what names the entity, workflow and workspace
+    /// resolved to ids.
+    async fn filter(&self, client: &Client, limit: Option<u32>) -> anyhow::Result<EventFilter> {
+        Ok(EventFilter {
             event_type: self.event_type.clone(),
             entity_type: self.entity_type.clone(),
-            entity_id: self.entity_id,
-            workflow_id: self.workflow_id,
-            workspace_id: self.workspace_id,
+            entity_id: self.entity(client).await?,
+            workflow_id: resolve::workflow_opt(client, self.workflow.as_deref()).await?,
+            workspace_id: resolve::workspace_opt(client, self.workspace.as_deref()).await?,
             after: self.after,
             limit,
-        }
+        })
+    }
+
+    /// The entity's id: resolved as its type's commands resolve it, or a
+    /// whole id for the other types.
+    async fn entity(&self, client: &Client) -> anyhow::Result<Option<Uuid>> {
+        let Some(text) = self.entity_id.as_deref() else {
+            return Ok(None);
+        };
+        let id = match self.entity_type.as_deref() {
+            Some("task") => resolve::task(client, text).await?,
+            Some("workflow") => resolve::workflow(client, text).await?,
+            Some("agent") => resolve::agent(client, text).await?,
+            Some("workspace") => resolve::workspace(client, text).await?,
+            _ => Uuid::parse_str(text).map_err(|_| {
+                anyhow::anyhow!(
+                    "--entity-id `{text}` is not an id (give --entity-type task, workflow, \
+                     agent or workspace to name one by id prefix, short id or name)"
+                )
+            })?,
+        };
+        Ok(Some(id))
     }
 }
 
@@ -73,7 +99,7 @@ pub async fn run(global: &GlobalOpts, command: EventsCommand) -> anyhow::Result<
         EventsCommand::List(args) => {
             let page = client
                 .events()
-                .list(&args.filter.filter(Some(args.limit)))
+                .list(&args.filter.filter(&client, Some(args.limit)).await?)
                 .await?;
             output::emit(global.format(), &page, || {
                 let mut t = table(&["id", "created", "type", "entity", "entity_id", "workflow"]);
@@ -90,7 +116,9 @@ pub async fn run(global: &GlobalOpts, command: EventsCommand) -> anyhow::Result<
             }
         }
         EventsCommand::Tail(args) => {
-            let mut stream = client.events().stream(&args.filter.filter(None));
+            let mut stream = client
+                .events()
+                .stream(&args.filter.filter(&client, None).await?);
             while let Some(event) = stream.next().await {
                 let event = event?;
                 output::emit_line(global.format(), &event, || {

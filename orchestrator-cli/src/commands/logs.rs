@@ -6,6 +6,7 @@
 //! resumes after the last row printed, so it survives a server restart.
 
 use crate::cli::{GlobalOpts, OutputFormat};
+use crate::commands::resolve;
 use crate::config;
 use crate::output::{self, fields, opt, table};
 use anstyle::{AnsiColor, Style};
@@ -16,7 +17,7 @@ use orchestrator_client::api::{
     ExportFormat, LogCategory, LogDetail, LogFilter, LogGroupBy, LogLevel, LogQuery, LogRow,
     LogSource, LogStatus, SortOrder,
 };
-use orchestrator_client::{LogStreamItem, StreamFrom};
+use orchestrator_client::{Client, LogStreamItem, StreamFrom};
 use std::io::{IsTerminal, Write};
 use uuid::Uuid;
 
@@ -61,18 +62,19 @@ pub struct IngestArgs {
 /// The filters every log command takes.
 #[derive(Debug, Clone, Default, Args)]
 pub struct FilterArgs {
-    /// Only rows of this workflow (id).
+    /// Only rows of this workflow (id, id prefix, short id or name).
     #[arg(long = "workflow")]
-    pub workflow_id: Option<Uuid>,
-    /// Only rows of this workspace (id).
+    pub workflow: Option<String>,
+    /// Only rows of this workspace (id, id prefix, slug or name).
     #[arg(long = "workspace")]
-    pub workspace_id: Option<Uuid>,
-    /// Only rows of this task (id).
+    pub workspace: Option<String>,
+    /// Only rows of this task (id, id prefix or short id).
     #[arg(long = "task")]
-    pub task_id: Option<Uuid>,
-    /// Only rows of this work item (id).
+    pub task: Option<String>,
+    /// Only rows of this work item (id; with --workflow also its id
+    /// prefix, short id or title).
     #[arg(long = "work-item")]
-    pub work_item_id: Option<Uuid>,
+    pub work_item: Option<String>,
     /// Only rows of this workflow activation (id).
     #[arg(long = "activation")]
     pub activation_id: Option<Uuid>,
@@ -112,12 +114,16 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
-    pub fn filter(&self) -> LogFilter {
-        LogFilter {
-            workspace_id: self.workspace_id,
-            workflow_id: self.workflow_id,
-            task_id: self.task_id,
-            work_item_id: self.work_item_id,
+    /// The filter, with the workflow, workspace, task and work item typed
+    /// as people type them resolved to ids.
+    pub async fn filter(&self, client: &Client) -> anyhow::Result<LogFilter> {
+        let workflow_id = resolve::workflow_opt(client, self.workflow.as_deref()).await?;
+        Ok(LogFilter {
+            workspace_id: resolve::workspace_opt(client, self.workspace.as_deref()).await?,
+            workflow_id,
+            task_id: resolve::task_opt(client, self.task.as_deref()).await?,
+            work_item_id: resolve::work_item_opt(client, workflow_id, self.work_item.as_deref())
+                .await?,
             stage_name: self.stage_name.clone(),
             activation_id: self.activation_id,
             source: self.source,
@@ -130,7 +136,7 @@ impl FilterArgs {
             since: self.since.clone(),
             until: self.until.clone(),
             search: self.search.clone(),
-        }
+        })
     }
 }
 
@@ -260,7 +266,7 @@ pub async fn run(global: &GlobalOpts, command: LogsCommand) -> anyhow::Result<()
             });
         }
         LogsCommand::Tail(args) => {
-            let filter = args.filter.filter();
+            let filter = args.filter.filter(&client).await?;
             let painter = Painter::for_stdout();
             let page = client
                 .logs()
@@ -296,7 +302,7 @@ pub async fn run(global: &GlobalOpts, command: LogsCommand) -> anyhow::Result<()
             let page = client
                 .logs()
                 .query(&LogQuery {
-                    filter: args.filter.filter(),
+                    filter: args.filter.filter(&client).await?,
                     detail: args.summary.then_some(LogDetail::Summary),
                     cursor: args.cursor,
                     per_page: Some(args.per_page),
@@ -360,7 +366,7 @@ pub async fn run(global: &GlobalOpts, command: LogsCommand) -> anyhow::Result<()
         LogsCommand::Export(args) => {
             let mut chunks = client
                 .logs()
-                .export(&args.filter.filter(), args.format, args.order)
+                .export(&args.filter.filter(&client).await?, args.format, args.order)
                 .await?;
             let mut sink: Box<dyn Write> = match &args.out {
                 Some(path) => Box::new(std::io::BufWriter::new(
@@ -391,7 +397,7 @@ pub async fn run(global: &GlobalOpts, command: LogsCommand) -> anyhow::Result<()
         LogsCommand::Stats(args) => {
             let stats = client
                 .logs()
-                .stats(args.group_by, &args.filter.filter())
+                .stats(args.group_by, &args.filter.filter(&client).await?)
                 .await?;
             output::emit(global.format(), &stats, || {
                 let mut t = table(&[stats.group_by.as_str(), "count"]);

@@ -80,6 +80,31 @@ pub struct AgentTools {
     pub optional: Vec<String>,
 }
 
+/// `GET /agents` filters: what a client resolving a typed agent (a name,
+/// an id prefix, a short id) asks for instead of reading every agent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AgentFilter {
+    /// Only agents whose id starts with these 4 to 32 hex digits (no
+    /// dashes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_prefix: Option<String>,
+    /// Only agents whose id ends with these 4 to 32 hex digits: the short
+    /// id listings show is the last 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_suffix: Option<String>,
+    /// Only agents with this name, compared case-insensitively.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The page (from 1); read with the other paging parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    /// Rows per page; read with the other paging parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_page: Option<u32>,
+}
+
 /// `POST /agents/register`. Heartbeat interval 5 to 3600 s, default 60.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]

@@ -544,6 +544,14 @@ pub struct TaskFilter {
     /// claimable yet); `false`: every task but those.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delayed: Option<bool>,
+    /// Only tasks whose id starts with these 4 to 32 hex digits (no
+    /// dashes): one request finds what a typed id prefix names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_prefix: Option<String>,
+    /// Only tasks whose id ends with these 4 to 32 hex digits: the short
+    /// id listings show is the last 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_suffix: Option<String>,
     /// The page to answer, from 1 (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,

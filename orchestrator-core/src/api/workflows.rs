@@ -271,6 +271,18 @@ pub struct WorkflowFilter {
     /// Only workflows of this lifecycle (`planned` or `ongoing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<String>,
+    /// Only workflows whose id starts with these 4 to 32 hex digits (no
+    /// dashes): one request finds what a typed id prefix names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_prefix: Option<String>,
+    /// Only workflows whose id ends with these 4 to 32 hex digits: the short
+    /// id listings show is the last 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_suffix: Option<String>,
+    /// Only workflows with this name, compared case-insensitively: what a
+    /// workflow typed by name resolves to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// The page to answer, from 1 (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,

@@ -4,6 +4,7 @@ use crate::api::{Page, PageRequest, Task, TaskFilter, TaskGit};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::id_filter::IdMatch;
 use crate::store::on_db;
 use crate::tasks::handoffs::latest_handoff;
 use crate::tasks::rows::{TaskRow, find, task_columns};
@@ -29,14 +30,21 @@ impl ControlPlane {
         filter: TaskFilter,
         page: PageRequest,
     ) -> Result<Page<Task>> {
+        let ids = IdMatch::parse(filter.id_prefix.as_deref(), filter.id_suffix.as_deref())?;
         let mut conn = self.store().read().await?;
-        const WHERE: &str = "WHERE tenant_id = $1 AND ($2 IS NULL OR state = $2) \
+        let where_clause = format!(
+            "WHERE tenant_id = $1 AND ($2 IS NULL OR state = $2) \
              AND ($3 IS NULL OR workspace_id = $3) AND ($4 IS NULL OR workflow_id = $4) \
              AND ($5 IS NULL OR work_item_id = $5) AND ($6 IS NULL OR assigned_agent_id = $6) \
              AND ($7 IS NULL OR activation_id = $7) AND ($8 IS NULL OR execution_backend = $8) \
              AND ($9 IS NULL OR task_kind = $9) AND ($10 IS NULL OR task_kind <> $10) \
              AND ($11 IS NULL OR (state = 'pending' AND run_at IS NOT NULL AND run_at > $11)) \
-             AND ($12 IS NULL OR NOT (state = 'pending' AND run_at IS NOT NULL AND run_at > $12))";
+             AND ($12 IS NULL OR NOT (state = 'pending' AND run_at IS NOT NULL AND run_at > $12)) \
+             AND {}",
+            ids.condition(self.store().dialect(), "id", "$13", "$14", "$15")
+        );
+        #[allow(non_snake_case)]
+        let WHERE = where_clause.as_str();
         let orch = filter.is_orchestrator_task;
         let kind_eq = orch.filter(|b| *b).map(|_| "orchestrator");
         let kind_ne = orch.filter(|b| !*b).map(|_| "orchestrator");
@@ -60,6 +68,9 @@ impl ControlPlane {
                     .bind(kind_ne)
                     .bind(delayed)
                     .bind(not_delayed)
+                    .bind(ids.low())
+                    .bind(ids.high())
+                    .bind(ids.suffix.as_deref())
             };
         }
         let count = format!("SELECT COUNT(*) FROM tasks {WHERE}");
@@ -68,7 +79,7 @@ impl ControlPlane {
             concat!(
                 "SELECT ",
                 task_columns!(),
-                " FROM tasks {} ORDER BY created_at DESC, id DESC LIMIT $13 OFFSET $14"
+                " FROM tasks {} ORDER BY created_at DESC, id DESC LIMIT $16 OFFSET $17"
             ),
             WHERE
         );

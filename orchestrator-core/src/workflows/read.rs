@@ -8,6 +8,7 @@ use crate::api::{
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
+use crate::id_filter::IdMatch;
 use crate::store::{Access, contains_pattern, on_db};
 use crate::tasks::{TaskRow, task_columns};
 use chrono::{DateTime, Utc};
@@ -90,13 +91,16 @@ impl ControlPlane {
         extra: ListExtra,
         page: PageRequest,
     ) -> Result<Page<WorkflowListItem>> {
+        let ids = IdMatch::parse(filter.id_prefix.as_deref(), filter.id_suffix.as_deref())?;
         let mut conn = self.store().read().await?;
         let where_clause = format!(
             "w.tenant_id = $1 AND ($2 IS NULL OR w.workspace_id = $2) \
              AND ($3 IS NULL OR w.playbook_id IN (SELECT p.id FROM playbooks p WHERE p.family_id = \
                  (SELECT q.family_id FROM playbooks q WHERE q.id = $3))) AND ($4 IS NULL OR w.state = $4) AND ($5 IS NULL OR w.lifecycle = $5) \
              AND ($8 IS NULL OR LOWER(w.name) LIKE $8 ESCAPE '\\') AND ($9 IS NULL OR w.id = $9) \
-             AND ($10 IS NULL OR w.completed_at > $10) {}",
+             AND ($10 IS NULL OR w.completed_at > $10) AND {} \
+             AND ($14 IS NULL OR LOWER(w.name) = LOWER($14)) {}",
+            ids.condition(self.store().dialect(), "w.id", "$11", "$12", "$13"),
             extra.condition
         );
         #[allow(non_snake_case)]
@@ -110,12 +114,21 @@ impl ControlPlane {
                     .bind(filter.playbook_id)
                     .bind(state)
                     .bind(filter.lifecycle.as_deref())
+                    .bind(i64::from(page.per_page))
+                    .bind(page.offset() as i64)
+                    .bind(search.as_deref())
+                    .bind(extra.workflow_id)
+                    .bind(extra.completed_after)
+                    .bind(ids.low())
+                    .bind(ids.high())
+                    .bind(ids.suffix.as_deref())
+                    .bind(filter.name.as_deref())
             };
         }
         let count =
             format!("SELECT COUNT(*) FROM workflows w WHERE {WHERE} AND $6 > 0 AND $7 >= 0");
         let (total,): (i64,) = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(count.as_str())))
-            .bind(i64::from(page.per_page)).bind(page.offset() as i64).bind(search.as_deref()).bind(extra.workflow_id).bind(extra.completed_after).fetch_one(c).await)?;
+            .fetch_one(c).await)?;
         let page_ids = format!(
             "SELECT w.id FROM workflows w WHERE {WHERE} ORDER BY w.created_at DESC, w.id DESC LIMIT $6 OFFSET $7"
         );
@@ -125,12 +138,12 @@ impl ControlPlane {
             refs::NAME_COLUMNS
         );
         let rows: Vec<NamedWorkflowRow> = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(select.as_str())))
-            .bind(i64::from(page.per_page)).bind(page.offset() as i64).bind(search.as_deref()).bind(extra.workflow_id).bind(extra.completed_after).fetch_all(c).await)?;
+            .fetch_all(c).await)?;
         let counts_sql = format!(
             "SELECT workflow_id, state, COUNT(*) FROM tasks WHERE workflow_id IN ({page_ids}) GROUP BY workflow_id, state"
         );
         let counts: Vec<(Uuid, String, i64)> = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(counts_sql.as_str())))
-            .bind(i64::from(page.per_page)).bind(page.offset() as i64).bind(search.as_deref()).bind(extra.workflow_id).bind(extra.completed_after).fetch_all(c).await)?;
+            .fetch_all(c).await)?;
         let items_sql = format!(
             "SELECT workflow_id, COUNT(*), \
              SUM(CASE WHEN completed_at IS NULL THEN 1 ELSE 0 END), \
@@ -140,12 +153,12 @@ impl ControlPlane {
         );
         #[allow(clippy::type_complexity)]
         let items: Vec<(Uuid, i64, Option<i64>, Option<i64>, Option<i64>)> = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(items_sql.as_str())))
-            .bind(i64::from(page.per_page)).bind(page.offset() as i64).bind(search.as_deref()).bind(extra.workflow_id).bind(extra.completed_after).fetch_all(c).await)?;
+            .fetch_all(c).await)?;
         let stages_sql = format!(
             "SELECT workflow_id, name FROM workflow_stages WHERE status = 'active' AND workflow_id IN ({page_ids}) ORDER BY workflow_id, position"
         );
         let stages: Vec<(Uuid, String)> = on_db!(&mut conn, c => binds!(sqlx::query_as(sqlx::AssertSqlSafe(stages_sql.as_str())))
-            .bind(i64::from(page.per_page)).bind(page.offset() as i64).bind(search.as_deref()).bind(extra.workflow_id).bind(extra.completed_after).fetch_all(c).await)?;
+            .fetch_all(c).await)?;
         let list = rows
             .into_iter()
             .map(|named| {

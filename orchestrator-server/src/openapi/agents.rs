@@ -8,7 +8,7 @@ use orchestrator_core::api::*;
 pub(super) fn docs() -> Vec<Doc> {
     vec![
         op(M::POST, "/api/v1/agents/register", "Register an agent", created::<Agent>()).body::<RegisterAgent>(),
-        op(M::GET, "/api/v1/agents", "List agents", page::<Agent>()).paged(),
+        op(M::GET, "/api/v1/agents", "List agents", page::<Agent>()).query::<AgentFilter>(),
         op(M::GET, "/api/v1/agents/{id}", "Get an agent", ok::<Agent>()),
         op(M::POST, "/api/v1/agents/{id}/heartbeat", "Agent heartbeat", ok::<HeartbeatAck>()),
         op(M::POST, "/api/v1/workers/register", "Register a worker", created::<RegisteredWorker>()).body::<RegisterWorker>(),

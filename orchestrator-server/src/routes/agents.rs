@@ -4,7 +4,9 @@ use crate::app::App;
 use crate::error::ApiError;
 use crate::request::Req;
 use crate::response::Reply;
-use orchestrator_core::api::{RegisterAgent, RegisterWorker, WorkerHeartbeat, WorkerNext};
+use orchestrator_core::api::{
+    AgentFilter, RegisterAgent, RegisterWorker, WorkerHeartbeat, WorkerNext,
+};
 use std::sync::Arc;
 
 pub(crate) async fn register(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
@@ -22,9 +24,10 @@ pub(crate) async fn heartbeat(app: Arc<App>, req: Req) -> Result<Reply, ApiError
 }
 
 pub(crate) async fn list(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let filter: AgentFilter = req.query()?;
     let page = app
         .core
-        .list_agents(req.caller()?, req.page_request()?)
+        .list_agents_matching(req.caller()?, filter, req.page_request()?)
         .await?;
     Ok(req.page(&page))
 }

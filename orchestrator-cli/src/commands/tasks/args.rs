@@ -195,12 +195,12 @@ pub struct ListArgs {
     /// Only tasks in this state.
     #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(TaskState::ALL.map(TaskState::as_str)))]
     pub state: Option<String>,
-    /// Only tasks of this workflow (id).
+    /// Only tasks of this workflow (id, id prefix, short id or name).
     #[arg(long)]
-    pub workflow: Option<Uuid>,
-    /// Only tasks assigned to this agent (id).
+    pub workflow: Option<String>,
+    /// Only tasks assigned to this agent (id, id prefix, short id or name).
     #[arg(long)]
-    pub agent: Option<Uuid>,
+    pub agent: Option<String>,
     /// Only delayed tasks: pending with a `run_at` still ahead.
     #[arg(long)]
     pub delayed: bool,

@@ -3,7 +3,7 @@
 mod args;
 
 use crate::cli::GlobalOpts;
-use crate::commands::task_run_control;
+use crate::commands::{resolve, task_run_control};
 use crate::config;
 use crate::output::{self, fields, opt, table};
 pub use args::*;
@@ -62,7 +62,7 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
     // The one task the command names, resolved from what was typed (Uuid::nil
     // for the commands that name none: they never read it).
     let id = match command.task_text() {
-        Some(text) => crate::commands::resolve::task(&client, text).await?,
+        Some(text) => resolve::task(&client, text).await?,
         None => Uuid::nil(),
     };
     let task = match command {
@@ -75,8 +75,8 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
             };
             let filter = TaskFilter {
                 state,
-                workflow_id: args.workflow,
-                assigned_agent_id: args.agent,
+                workflow_id: resolve::workflow_opt(&client, args.workflow.as_deref()).await?,
+                assigned_agent_id: resolve::agent_opt(&client, args.agent.as_deref()).await?,
                 delayed: args.delayed.then_some(true),
                 ..Default::default()
             };
