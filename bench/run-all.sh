@@ -42,6 +42,7 @@ TASKS="${ORCH_BENCH_TASKS:-10000}"
 AGENTS="${ORCH_BENCH_AGENTS:-32}"
 SECONDS_PER_RUN="${ORCH_BENCH_SECONDS:-10}"
 ENGINE_BATCH="${ORCH_BENCH_ENGINE_BATCH:-256}"
+PROTOCOL_BATCH="${ORCH_BENCH_PROTOCOL_BATCH:-64}"
 PG_WRITERS="${ORCH_BENCH_PG_WRITERS:-2}"
 PUBLISH="${ORCH_BENCH_PUBLISH:-1}"
 GW_DIR=bench/peers/graphile-worker
@@ -108,6 +109,9 @@ run() { # backend name args...
 for backend in $BACKENDS; do
   run "$backend" noop noop --clients "$AGENTS" --duration "$SECONDS_PER_RUN"
   run "$backend" lifecycle lifecycle --tasks "$TASKS" --agents "$AGENTS"
+  # The batched worker protocol (issue 35): each client a worker of
+  # $PROTOCOL_BATCH agents, claim-batch (started) then complete-batch.
+  run "$backend" lifecycle-batch lifecycle --tasks "$TASKS" --agents "$AGENTS" --batch "$PROTOCOL_BATCH"
   # The same server with group commit off: every request commits alone.
   ORCH_GROUP_COMMIT_MAX=1 run "$backend" lifecycle-no-group-commit lifecycle --tasks "$TASKS" --agents "$AGENTS"
   # Flow limits (issue 31): the lifecycle plain, then with 100 concurrency

@@ -5,9 +5,9 @@ use crate::error::Result;
 use crate::paging;
 use futures_util::stream::BoxStream;
 use orchestrator_core::api::{
-    Agent, AgentFilter, DeletedWorker, HeartbeatAck, Page, PageRequest, RegisterAgent,
-    RegisterWorker, RegisteredWorker, Task, Worker, WorkerHeartbeat, WorkerHeartbeatAck,
-    WorkerNext,
+    Agent, AgentFilter, ClaimBatch, ClaimedTask, DeletedWorker, HeartbeatAck, Page, PageRequest,
+    RegisterAgent, RegisterWorker, RegisteredWorker, Task, Worker, WorkerHeartbeat,
+    WorkerHeartbeatAck, WorkerNext,
 };
 use uuid::Uuid;
 
@@ -113,6 +113,20 @@ impl Workers<'_> {
             .data_or_none(
                 self.client
                     .request(M::POST, &format!("/api/v1/workers/{id}/next"))
+                    .json(request),
+            )
+            .await
+    }
+
+    /// `POST /workers/:id/claim-batch` (beyond the contract): up to
+    /// `request.limit` tasks, one per agent of the worker that holds none,
+    /// each with its agent; empty when nothing was claimable within
+    /// `wait_seconds`.
+    pub async fn claim_batch(&self, id: Uuid, request: &ClaimBatch) -> Result<Vec<ClaimedTask>> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, &format!("/api/v1/workers/{id}/claim-batch"))
                     .json(request),
             )
             .await

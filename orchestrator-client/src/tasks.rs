@@ -11,7 +11,9 @@ use orchestrator_core::api::{
     Event, FailTask, Handoff, IssueTaskToken, Page, PageRequest, StartTask, Task, TaskAction,
     TaskArtifact, TaskContext, TaskFilter, TaskGit, TaskToken,
 };
-use orchestrator_core::api::{RescheduleTask, TaskHeartbeat, TaskHeartbeatAck};
+use orchestrator_core::api::{
+    CompleteBatch, CompletedItem, RescheduleTask, TaskHeartbeat, TaskHeartbeatAck,
+};
 use uuid::Uuid;
 
 /// The `Tasks` routes: get one from [`Client::tasks`](crate::Client::tasks).
@@ -116,6 +118,20 @@ impl Tasks<'_> {
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/complete"))
                     .json_id(self.client, request),
+            )
+            .await
+    }
+
+    /// `POST /tasks/complete-batch` (beyond the contract): one answer per
+    /// item, in order: its new `state`, or the `error` the one-task
+    /// complete would have answered (that item wrote nothing). Items with a
+    /// `request_id` replay as `complete` does.
+    pub async fn complete_batch(&self, request: &CompleteBatch) -> Result<Vec<CompletedItem>> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/tasks/complete-batch")
+                    .json(request),
             )
             .await
     }

@@ -151,6 +151,39 @@ pub enum WorkersCommand {
     /// nothing and exits 0 when there is none.
     #[command(after_help = "Example:\n  orch workers next 2e4f… --agent 9a1e… -o json")]
     Next(WorkerNextArgs),
+    /// Claim up to --limit tasks at once, one per agent of the worker that
+    /// holds none (`POST /workers/:id/claim-batch`); prints an empty list
+    /// when there is nothing to claim.
+    #[command(
+        name = "claim-batch",
+        after_help = "Example:\n  orch workers claim-batch 2e4f… --limit 8 --start --wait 10 -o json"
+    )]
+    ClaimBatch(WorkerClaimBatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct WorkerClaimBatchArgs {
+    /// The worker's id.
+    pub id: Uuid,
+    /// The most tasks to claim (1 to 256).
+    #[arg(long, default_value_t = 1)]
+    pub limit: i64,
+    /// Start the claimed tasks too (in_progress, both state events written).
+    #[arg(long)]
+    pub start: bool,
+    /// Only tasks of this workflow.
+    #[arg(long)]
+    pub workflow: Option<Uuid>,
+    /// Only tasks of this execution environment.
+    #[arg(long)]
+    pub environment: Option<Uuid>,
+    /// Include the execution packet.
+    #[arg(long)]
+    pub include_context: bool,
+    /// When nothing is claimable, wait up to this many seconds (0 to 30)
+    /// for a task (a long poll).
+    #[arg(long)]
+    pub wait: Option<i64>,
 }
 
 #[derive(Debug, Args)]
@@ -335,6 +368,34 @@ pub async fn run_workers(global: &GlobalOpts, command: WorkersCommand) -> anyhow
                 }),
                 None => eprintln!("nothing to run"),
             }
+        }
+        WorkersCommand::ClaimBatch(args) => {
+            let claimed = client
+                .workers()
+                .claim_batch(
+                    args.id,
+                    &orchestrator_client::api::ClaimBatch {
+                        limit: args.limit,
+                        start: args.start,
+                        workflow_id: args.workflow,
+                        include_context: args.include_context,
+                        execution_environment_id: args.environment,
+                        wait_seconds: args.wait,
+                    },
+                )
+                .await?;
+            output::emit(global.format(), &claimed, || {
+                let mut t = table(&["agent", "task", "title", "state"]);
+                for c in &claimed {
+                    t.add_row(vec![
+                        c.agent_id.to_string(),
+                        c.task.id.to_string(),
+                        c.task.title.clone(),
+                        c.task.state.to_string(),
+                    ]);
+                }
+                t
+            });
         }
         WorkersCommand::Delete(args) => {
             output::confirm(

@@ -125,7 +125,7 @@ pub(crate) fn claimer_tags(agent: &AgentRow, extra: Option<&Vec<String>>) -> Vec
 /// The environment ids named by the claimer's `env:<id or name>` tags, plus
 /// the one the claim asks for. Reads the tenant's environments only when
 /// there is something to resolve (module docs).
-async fn runnable_environments(
+pub(super) async fn runnable_environments(
     access: &mut impl Access,
     tenant_id: Uuid,
     tags: &[String],
@@ -180,7 +180,7 @@ pub(crate) async fn check_claim_environment(
 /// a flow limit's last slot ([`crate::limits`]) is lost only to a claim that
 /// won, so each retry follows progress. The bound only keeps a pathological
 /// loop from spinning.
-const CLAIM_ATTEMPTS: usize = 16;
+pub(super) const CLAIM_ATTEMPTS: usize = 16;
 
 /// What one claim transaction came to.
 enum Attempt {
@@ -407,7 +407,7 @@ async fn claim_in(
 
 /// What a claim writes beside the task row: its event and log row, and the
 /// consequences for its workflow.
-async fn record_claim(tx: &mut Tx, caller: &Caller, row: &TaskRow) -> Result<()> {
+pub(super) async fn record_claim(tx: &mut Tx, caller: &Caller, row: &TaskRow) -> Result<()> {
     let moved = (TaskState::Pending, TaskState::Claimed);
     record_change(tx, caller, row, TaskOp::Claim, moved, "claimed").await?;
     crate::workflows::after_task_change(tx, caller, row, moved.0, moved.1).await

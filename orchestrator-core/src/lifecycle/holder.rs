@@ -119,7 +119,7 @@ impl ControlPlane {
             .await
     }
 
-    async fn complete_task_here(
+    pub(super) async fn complete_task_here(
         &self,
         caller: &Caller,
         id: Uuid,

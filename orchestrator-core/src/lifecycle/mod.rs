@@ -16,8 +16,10 @@
 //! Dependencies run one way: `lifecycle` → `workflows` → `tasks`.
 
 pub(crate) mod claim;
+pub(crate) mod claim_batch;
 mod claim_each;
 pub(crate) mod claim_sql;
+mod complete_batch;
 pub(crate) mod failure;
 mod fast_path;
 pub(crate) mod holder;

@@ -5,6 +5,7 @@
 //! heartbeat, set by the liveness monitor). Taking over an offline worker
 //! and deleting one are in `retire`.
 
+mod claim_batch;
 mod retire;
 
 use crate::agents::{self, NewAgent};

@@ -17,6 +17,7 @@ pub(super) fn docs() -> Vec<Doc> {
         op(M::DELETE, "/api/v1/workers/{id}", "Deregister an offline worker and revoke its keys", ok::<DeletedWorker>()),
         op(M::POST, "/api/v1/workers/{id}/heartbeat", "Worker heartbeat", ok::<WorkerHeartbeatAck>()).body::<WorkerHeartbeat>(),
         op(M::POST, "/api/v1/workers/{id}/next", "Claim the worker's next task", ok::<Task>()).body::<WorkerNext>().or_no_content(),
+        op(M::POST, "/api/v1/workers/{id}/claim-batch", "Claim tasks for several of the worker's idle agents", ok::<Vec<ClaimedTask>>()).body::<ClaimBatch>(),
         op(M::POST, "/api/v1/workers/{id}/signal", "Send a signal to a connected worker", ok::<SignalSent>()).body::<SignalWorker>(),
     ]
 }

@@ -22,6 +22,7 @@ pub(super) fn docs() -> Vec<Doc> {
         op(M::POST, "/api/v1/tasks/{id}/token", "A token limited to this task, for the assignee's command", created::<TaskToken>()).body::<IssueTaskToken>(),
         op(M::POST, "/api/v1/tasks/{id}/start", "Start a claimed task", ok::<Task>()).body::<StartTask>(),
         op(M::POST, "/api/v1/tasks/{id}/complete", "Complete a task", ok::<Task>()).body::<CompleteTask>(),
+        op(M::POST, "/api/v1/tasks/complete-batch", "Complete several tasks, each on its own", ok::<Vec<CompletedItem>>()).body::<CompleteBatch>(),
         op(M::POST, "/api/v1/tasks/{id}/fail", "Fail a task", ok::<Task>()).body::<FailTask>(),
         op(M::POST, "/api/v1/tasks/{id}/heartbeat", "Renew the holder's lease and report progress", ok::<TaskHeartbeatAck>()).body::<TaskHeartbeat>(),
         op(M::POST, "/api/v1/tasks/{id}/reschedule", "Move a pending task's run_at", ok::<Task>()).body::<RescheduleTask>(),

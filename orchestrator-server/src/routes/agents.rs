@@ -5,7 +5,7 @@ use crate::error::ApiError;
 use crate::request::Req;
 use crate::response::Reply;
 use orchestrator_core::api::{
-    AgentFilter, RegisterAgent, RegisterWorker, WorkerHeartbeat, WorkerNext,
+    AgentFilter, ClaimBatch, RegisterAgent, RegisterWorker, WorkerHeartbeat, WorkerNext,
 };
 use std::sync::Arc;
 
@@ -67,6 +67,17 @@ pub(crate) async fn worker_next(app: Arc<App>, req: Req) -> Result<Reply, ApiErr
         Some(task) => Ok(req.ok(&task)),
         None => Ok(Reply::no_content()),
     }
+}
+
+/// `POST /workers/:id/claim-batch` (beyond the contract): `200` with the
+/// claimed tasks, an empty list when there were none.
+pub(crate) async fn worker_claim_batch(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let body: ClaimBatch = req.json()?;
+    let claimed = app
+        .core
+        .claim_batch(req.caller()?, req.uuid("id")?, body)
+        .await?;
+    Ok(req.ok(&claimed))
 }
 
 pub(crate) async fn list_workers(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {

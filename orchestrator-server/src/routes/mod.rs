@@ -104,6 +104,12 @@ pub(crate) fn table() -> Vec<Route> {
         ),
         Route::scoped(
             M::POST,
+            "/api/v1/workers/{id}/claim-batch",
+            Worker,
+            agents::worker_claim_batch,
+        ),
+        Route::scoped(
+            M::POST,
             "/api/v1/workers/{id}/signal",
             Admin,
             worker_channel::signal,
@@ -112,6 +118,12 @@ pub(crate) fn table() -> Vec<Route> {
         Route::scoped(M::POST, "/api/v1/tasks", Agent, tasks::create),
         Route::scoped(M::GET, "/api/v1/tasks", Agent, tasks::list),
         Route::scoped(M::POST, "/api/v1/tasks/claim", Agent, tasks::claim),
+        Route::scoped(
+            M::POST,
+            "/api/v1/tasks/complete-batch",
+            Agent,
+            tasks::complete_batch,
+        ),
         Route::scoped(M::GET, "/api/v1/tasks/{id}", Agent, tasks::get),
         Route::scoped(M::GET, "/api/v1/tasks/{id}/context", Agent, tasks::context),
         Route::scoped(M::GET, "/api/v1/tasks/{id}/git", Agent, tasks::git),

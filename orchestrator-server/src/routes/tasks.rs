@@ -7,8 +7,9 @@ use crate::response::Reply;
 use crate::routes::events;
 use http::StatusCode;
 use orchestrator_core::api::{
-    ClaimCredentials, ClaimTask, CompleteTask, CreateHandoff, CreateTask, EventFilter, FailTask,
-    IssueTaskToken, RescheduleTask, StartTask, TaskAction, TaskFilter, TaskHeartbeat,
+    ClaimCredentials, ClaimTask, CompleteBatch, CompleteTask, CreateHandoff, CreateTask,
+    EventFilter, FailTask, IssueTaskToken, RescheduleTask, StartTask, TaskAction, TaskFilter,
+    TaskHeartbeat,
 };
 use orchestrator_core::tasks::state::TaskOp;
 use std::sync::Arc;
@@ -87,6 +88,14 @@ pub(crate) async fn complete(app: Arc<App>, req: Req) -> Result<Reply, ApiError>
         .complete_task(req.caller()?, req.uuid("id")?, body)
         .await?;
     Ok(req.ok(&task))
+}
+
+/// `POST /tasks/complete-batch` (beyond the contract): `200` with one
+/// answer per item, each completed or refused on its own.
+pub(crate) async fn complete_batch(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let body: CompleteBatch = req.json()?;
+    let answers = app.core.complete_batch(req.caller()?, body).await?;
+    Ok(req.ok(&answers))
 }
 
 pub(crate) async fn fail(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {

@@ -25,6 +25,11 @@ pub struct LifecycleArgs {
     /// Concurrent clients creating the tasks (default: as many as agents).
     #[arg(long)]
     pub creators: Option<usize>,
+    /// Run the drain on the batched protocol: each of --agents clients is a
+    /// worker with N agents that claims (and starts) up to N tasks per
+    /// `claim-batch` and completes them in one `complete-batch`.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub batch: Option<u16>,
 }
 
 pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
@@ -42,6 +47,12 @@ pub async fn run_with(
     let limited = decorate.is_some();
     if args.tasks == 0 || args.agents == 0 {
         bail!("--tasks and --agents must be at least 1");
+    }
+    if let Some(batch) = args.batch {
+        if limited {
+            bail!("--batch does not run with flow limits");
+        }
+        return super::lifecycle_batch::run(target, &args, usize::from(batch)).await;
     }
     let creators = args.creators.unwrap_or(args.agents).max(1);
     let errors = Arc::new(FirstError::default());

@@ -43,6 +43,7 @@ pub async fn run(target: &Target, args: LimitsArgs) -> Result<Outcome> {
         tasks: args.tasks,
         agents: args.agents,
         creators: None,
+        batch: None,
     };
     let plain = lifecycle::run(target, lifecycle_args.clone()).await?;
     let limits = target.client.limits();

@@ -15,6 +15,7 @@ pub mod claim_latency;
 pub mod embedded;
 pub mod ingest;
 pub mod lifecycle;
+mod lifecycle_batch;
 pub mod limits;
 pub mod noop;
 pub mod stats;

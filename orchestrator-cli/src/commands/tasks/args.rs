@@ -74,6 +74,13 @@ pub enum TasksCommand {
     Start(ActorArgs),
     /// Complete a task (as its agent).
     Complete(CompleteArgs),
+    /// Complete several tasks in one request (`POST /tasks/complete-batch`);
+    /// each completes or is refused on its own, and the table says which.
+    #[command(
+        name = "complete-batch",
+        after_help = "Examples:\n  orch tasks complete-batch 3f6c… 9a1e… --result '{\"ok\":true}'\n  orch tasks complete-batch --items '[{\"task_id\":\"…\",\"output\":{\"n\":1},\"request_id\":\"r-1\"}]'"
+    )]
+    CompleteBatch(CompleteBatchArgs),
     /// Fail a task (as its agent, or admin).
     Fail(FailArgs),
     /// Put a failed, cancelled or assessed task back to pending (admin).
@@ -295,6 +302,25 @@ pub struct CompleteArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompleteBatchArgs {
+    /// The tasks (ids, unique id prefixes or short ids), each completed
+    /// with --result; or leave them out and give --items.
+    #[arg(required_unless_present = "items", conflicts_with = "items")]
+    pub ids: Vec<String>,
+    /// The acting agent of every task (only for keys not bound to an
+    /// agent; a worker key needs none).
+    #[arg(long)]
+    pub agent: Option<Uuid>,
+    /// Every task's output as JSON.
+    #[arg(long)]
+    pub result: Option<String>,
+    /// The items as a JSON array, each `{task_id, agent_id?, output?,
+    /// metrics?, request_id?}` (1 to 256).
+    #[arg(long)]
+    pub items: Option<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct FailArgs {
     /// The task: its id, a unique id prefix or its short id (the last 8 hex
     /// digits, as listings show).
@@ -369,7 +395,11 @@ impl TasksCommand {
             Self::Reassign(a) => Some(&a.id),
             Self::Reschedule(a) => a.id.as_deref(),
             Self::Heartbeat(a) => Some(&a.id),
-            Self::List(_) | Self::Create(_) | Self::Claim(_) | Self::Artifacts(_) => None,
+            Self::List(_)
+            | Self::Create(_)
+            | Self::Claim(_)
+            | Self::Artifacts(_)
+            | Self::CompleteBatch(_) => None,
         }
     }
 }

@@ -9,8 +9,9 @@ use crate::output::{self, fields, opt, table};
 pub use args::*;
 use orchestrator_client::TaskOperation;
 use orchestrator_client::api::{
-    BulkActionKind, BulkTarget, ClaimTask, CompleteTask, CreateTask, FailTask, Priority, StartTask,
-    Task, TaskAction, TaskError, TaskFilter, TaskKind, TaskState,
+    BulkActionKind, BulkTarget, ClaimTask, CompleteBatch, CompleteBatchItem, CompleteTask,
+    CreateTask, FailTask, Priority, StartTask, Task, TaskAction, TaskError, TaskFilter, TaskKind,
+    TaskState,
 };
 use uuid::Uuid;
 
@@ -279,6 +280,41 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         },
         TasksCommand::Heartbeat(args) => {
             return task_run_control::heartbeat(global, &tasks, id, args).await;
+        }
+        TasksCommand::CompleteBatch(args) => {
+            let items: Vec<CompleteBatchItem> = match args.items {
+                Some(text) => serde_json::from_str(&text)
+                    .map_err(|e| output::usage(format!("--items is not a list of items: {e}")))?,
+                None => {
+                    let output = json_arg(args.result)?;
+                    let mut items = Vec::with_capacity(args.ids.len());
+                    for text in &args.ids {
+                        items.push(CompleteBatchItem {
+                            task_id: crate::commands::resolve::task(&client, text).await?,
+                            agent_id: args.agent,
+                            output: output.clone(),
+                            ..Default::default()
+                        });
+                    }
+                    items
+                }
+            };
+            let answers = tasks.complete_batch(&CompleteBatch { items }).await?;
+            output::emit(global.format(), &answers, || {
+                let mut t = table(&["task", "state", "error"]);
+                for a in &answers {
+                    t.add_row(vec![
+                        a.task_id.to_string(),
+                        opt(&a.state),
+                        a.error
+                            .as_ref()
+                            .map(|e| format!("{}: {}", e.code.as_str(), e.message))
+                            .unwrap_or_default(),
+                    ]);
+                }
+                t
+            });
+            return Ok(());
         }
         TasksCommand::Claim(args) => {
             match tasks

@@ -5,6 +5,7 @@
 //! ones finish and exits. When the channel drops (a server restart) it
 //! reconnects with exponential backoff; running tasks go on meanwhile.
 
+mod batch;
 mod lease;
 mod task;
 
@@ -55,6 +56,12 @@ pub struct RunArgs {
     /// Tasks run at once (one agent each).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub concurrency: u32,
+    /// Take tasks on the batched protocol instead of the worker channel:
+    /// long polls of `claim-batch` for every free agent at once (claimed and
+    /// started in one request), completions that end together sent in one
+    /// `complete-batch`, heartbeats over HTTP. Takes no worker signals.
+    #[arg(long)]
+    pub batch: bool,
     /// What the agents take: `hybrid` (the default) also takes the
     /// orchestrator tasks that plan a workflow, `specialist` only stage
     /// work, `orchestrator` only planning.
@@ -114,6 +121,9 @@ pub(crate) struct Shared {
     pub running: Mutex<HashMap<Uuid, Running>>,
     /// Woken when a task starts or ends, for a heartbeat right away.
     pub changed: tokio::sync::Notify,
+    /// With `--batch`: where a finished task leaves its completion, sent
+    /// with the others that finish together ([`batch`]).
+    pub completions: Option<batch::Completions>,
 }
 
 async fn register(
@@ -138,7 +148,7 @@ async fn register(
         .register(&RegisterWorker {
             name: name.clone(),
             runtime_type: Some("orch-worker".into()),
-            connection_mode: Some("websocket".into()),
+            connection_mode: Some(if args.batch { "polling" } else { "websocket" }.into()),
             routing_tags: Some(tags.clone()),
             agents: Some(agents),
             take_over_offline: Some(true),
@@ -176,6 +186,13 @@ async fn run_worker(global: &GlobalOpts, args: RunArgs) -> anyhow::Result<()> {
         (Some(_), None) => bail!("--worker-id needs --worker-key (or ORCH_WORKER_KEY)"),
         _ => register(&admin, &args, container.as_ref().map(|c| c.environment_id)).await?,
     };
+    let (completions, queue) = match args.batch {
+        true => {
+            let (sender, queue) = tokio::sync::mpsc::unbounded_channel();
+            (Some(sender), Some(queue))
+        }
+        false => (None, None),
+    };
     let shared = Arc::new(Shared {
         worker: Client::new(&url)?.with_api_key(&worker_key),
         worker_id,
@@ -186,7 +203,14 @@ async fn run_worker(global: &GlobalOpts, args: RunArgs) -> anyhow::Result<()> {
         container,
         running: Mutex::new(HashMap::new()),
         changed: tokio::sync::Notify::new(),
+        completions,
     });
+    if let Some(queue) = queue {
+        batch::spawn_completer(shared.clone(), queue);
+        batch::run(shared, args.concurrency as usize).await?;
+        eprintln!("worker {worker_id} stopped");
+        return Ok(());
+    }
     let mut tasks: JoinSet<()> = JoinSet::new();
     let stop = tokio::signal::ctrl_c();
     tokio::pin!(stop);

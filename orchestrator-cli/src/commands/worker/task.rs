@@ -12,8 +12,8 @@ use anyhow::{Context, bail};
 use orchestrator_client::Client;
 use orchestrator_client::api::environments::{EnvironmentFilter, ExecutionEnvironment};
 use orchestrator_client::api::{
-    CompleteTask, FailTask, IssueTaskToken, LogCategory, LogLevel, LogSource, NewLogEntry,
-    PageRequest, StartTask, Task, TaskError, TaskKind, Timestamp,
+    CompleteBatchItem, CompleteTask, FailTask, IssueTaskToken, LogCategory, LogLevel, LogSource,
+    NewLogEntry, PageRequest, StartTask, Task, TaskError, TaskKind, TaskState, Timestamp,
 };
 use serde_json::{Value, json};
 use std::process::Stdio;
@@ -211,6 +211,40 @@ impl TaskRun {
         }
     }
 
+    /// Reports the completion: on its own, or (with `--batch`) with the
+    /// others that end together in one `complete-batch` ([`super::batch`]).
+    async fn complete(&self, complete: CompleteTask) -> Result<(), String> {
+        let Some(queue) = &self.shared.completions else {
+            return self
+                .shared
+                .worker
+                .tasks()
+                .complete(self.task.id, &complete)
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string());
+        };
+        let item = CompleteBatchItem {
+            task_id: self.task.id,
+            agent_id: complete.agent_id,
+            output: complete.output,
+            metrics: complete.metrics,
+            request_id: complete.request_id,
+        };
+        let (reply, answer) = oneshot::channel();
+        queue
+            .send((item, reply))
+            .map_err(|_| "the completion queue is closed".to_owned())?;
+        match answer.await {
+            Ok(Ok(done)) => match done.error {
+                None => Ok(()),
+                Some(error) => Err(format!("{}: {}", error.code.as_str(), error.message)),
+            },
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err("the completion queue is closed".to_owned()),
+        }
+    }
+
     /// Runs the task to its end; every outcome is reported to the server.
     pub async fn execute(self) {
         let id = self.task.id;
@@ -219,7 +253,10 @@ impl TaskRun {
             worker_id: Some(self.shared.worker_id),
             ..Default::default()
         };
-        if let Err(e) = self.shared.worker.tasks().start(id, &start).await {
+        // A batched claim started it already (`claim-batch` with `start`).
+        if self.task.state != TaskState::InProgress
+            && let Err(e) = self.shared.worker.tasks().start(id, &start).await
+        {
             eprintln!("task {id}: cannot start it: {e}");
             return;
         }
@@ -358,8 +395,8 @@ impl TaskRun {
                     worker_id: Some(self.shared.worker_id),
                     ..Default::default()
                 };
-                match self.shared.worker.tasks().complete(id, &complete).await {
-                    Ok(_) => eprintln!("task {id}: completed"),
+                match self.complete(complete).await {
+                    Ok(()) => eprintln!("task {id}: completed"),
                     Err(e) => eprintln!("task {id}: cannot complete it: {e}"),
                 }
             }

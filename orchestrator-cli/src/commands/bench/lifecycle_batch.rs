@@ -1,0 +1,176 @@
+//! `orch bench lifecycle --batch N`: the lifecycle on the batched worker
+//! protocol. The tasks are created as in the plain run; then each of the
+//! `--agents` clients is a worker with N agents that loops `claim-batch`
+//! (limit N, started in the same request) and one `complete-batch` of what
+//! it got, until the queue is empty. A task costs its create plus its share
+//! of two requests. The report has the plain run's fields, so the two runs
+//! compare field by field.
+
+use super::lifecycle::LifecycleArgs;
+use super::stats::{self, Recorder};
+use super::{FirstError, Outcome, Target, create_tasks_with};
+use anyhow::{Context, Result};
+use orchestrator_client::api::{
+    ClaimBatch, CompleteBatch, CompleteBatchItem, RegisterWorker, WorkerAgentSpec,
+};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+use uuid::Uuid;
+
+const CLAIM: &str = "POST /workers/:id/claim-batch";
+const COMPLETE: &str = "POST /tasks/complete-batch";
+
+/// Registers `count` workers of `agents` agents each; their ids.
+async fn register_workers(target: &Target, count: usize, agents: usize) -> Result<Vec<Uuid>> {
+    let run = Uuid::new_v4().simple().to_string();
+    let mut ids = Vec::with_capacity(count);
+    for w in 0..count {
+        let name = format!("bench-batch-{}-{w}", &run[..8]);
+        let specs = (0..agents)
+            .map(|a| WorkerAgentSpec {
+                name: format!("{name}-{a}"),
+                routing_tags: None,
+                execution_mode: None,
+            })
+            .collect();
+        let worker = target
+            .client
+            .workers()
+            .register(&RegisterWorker {
+                name,
+                connection_mode: Some("polling".into()),
+                heartbeat_interval_seconds: Some(3600),
+                agents: Some(specs),
+                ..Default::default()
+            })
+            .await
+            .context("cannot register a bench worker")?;
+        ids.push(worker.worker_id);
+    }
+    Ok(ids)
+}
+
+/// The lifecycle with the drain on `claim-batch` / `complete-batch`.
+pub async fn run(target: &Target, args: &LifecycleArgs, batch: usize) -> Result<Outcome> {
+    let creators = args.creators.unwrap_or(args.agents).max(1);
+    let errors = Arc::new(FirstError::default());
+    let workers = register_workers(target, args.agents, batch).await?;
+    let mut recorder = Recorder::new();
+
+    let started = Instant::now();
+    let created =
+        create_tasks_with(target, args.tasks, creators, &mut recorder, &errors, None).await;
+    let create_time = started.elapsed();
+
+    let drain_started = Instant::now();
+    let bar = target.progress(created.len() as u64, "lifecycle --batch");
+    let mut handles = Vec::new();
+    for worker_id in workers {
+        let client = target.client.clone();
+        let bar = bar.clone();
+        let errors = errors.clone();
+        handles.push(tokio::spawn(async move {
+            let mut local = Recorder::new();
+            let mut completed = 0u64;
+            let mut failures = 0u32;
+            let claim = ClaimBatch {
+                limit: batch as i64,
+                start: true,
+                ..Default::default()
+            };
+            while failures <= 100 {
+                let t = Instant::now();
+                let claimed = match client.workers().claim_batch(worker_id, &claim).await {
+                    Ok(claimed) => claimed,
+                    Err(e) => {
+                        local.errors += 1;
+                        errors.note(&e);
+                        failures += 1;
+                        continue;
+                    }
+                };
+                local.record(CLAIM, t.elapsed());
+                // Nothing claimable: every task is taken (the queue was
+                // filled before the drain started).
+                if claimed.is_empty() {
+                    break;
+                }
+                let items = claimed
+                    .iter()
+                    .map(|c| CompleteBatchItem {
+                        task_id: c.task.id,
+                        agent_id: Some(c.agent_id),
+                        output: Some(json!({ "ok": true })),
+                        ..Default::default()
+                    })
+                    .collect();
+                let t = Instant::now();
+                match client
+                    .tasks()
+                    .complete_batch(&CompleteBatch { items })
+                    .await
+                {
+                    Ok(answers) => {
+                        local.record(COMPLETE, t.elapsed());
+                        for answer in answers {
+                            match answer.error {
+                                None => {
+                                    completed += 1;
+                                    bar.inc(1);
+                                }
+                                Some(_) => {
+                                    local.errors += 1;
+                                    failures += 1;
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        local.errors += 1;
+                        errors.note(&e);
+                        failures += 1;
+                    }
+                }
+            }
+            (local, completed)
+        }));
+    }
+    let mut completed = 0u64;
+    for handle in handles {
+        if let Ok((local, done)) = handle.await {
+            recorder.merge(local);
+            completed += done;
+        }
+    }
+    bar.finish_and_clear();
+    let drain_time = drain_started.elapsed();
+    let total = started.elapsed();
+    errors.report();
+
+    let mut results = BTreeMap::new();
+    results.insert("tasks_created", json!(created.len()));
+    results.insert("tasks_completed", json!(completed));
+    results.insert("tasks_per_s", json!(stats::rate(completed, total)));
+    results.insert(
+        "create_per_s",
+        json!(stats::rate(created.len() as u64, create_time)),
+    );
+    results.insert(
+        "drain_tasks_per_s",
+        json!(stats::rate(completed, drain_time)),
+    );
+    let requests = created.len() as u64 + recorder.count(CLAIM) + recorder.count(COMPLETE);
+    results.insert("requests_per_s", json!(stats::rate(requests, total)));
+    Ok(Outcome {
+        workload: "lifecycle",
+        parameters: json!({
+            "tasks": args.tasks, "agents": args.agents, "creators": creators, "batch": batch,
+        }),
+        duration: total,
+        results,
+        latency: recorder.summaries(),
+        errors: recorder.errors,
+    })
+}

@@ -1,0 +1,296 @@
+//! The batched claim (`POST /workers/:id/claim-batch`, beyond the contract):
+//! tasks for several agents of one worker in one write transaction, each
+//! agent's the task the one-request claim would give it.
+//!
+//! Why: a worker that runs many agents paid one request, one writer turn
+//! and one statement per claim (and as many again for the starts). Here a
+//! batch is one transaction; on PostgreSQL its claims are one statement, the
+//! function of the combined claims ([`super::claim_sql::CLAIM_EACH_FUNCTION`]),
+//! and its starts one `UPDATE ... FROM unnest(...)`
+//! ([`super::fast_path::Starts`]). On SQLite, whose one writer connection
+//! serialises every claim anyway, the batch runs the one-request claim
+//! statement per agent inside the one transaction and the one commit; on
+//! PostgreSQL without that function (several writers) it does the same.
+//!
+//! The rules are the one claim's, since the statements are the same text
+//! ([`super::claim_sql`]): run_at, workflow pauses, preferences, tags,
+//! environments, priorities, fairness and flow limits. One active task per
+//! agent holds by the same index (`tasks_held_by_agent`) and guard; a batch
+//! that loses a race for an agent or for a flow limit's last slot (the
+//! statement aborts: [`crate::limits::is_limit_race`]) is rolled back and
+//! run again whole, as the one claim is ([`super::claim`]).
+
+use super::claim::{CLAIM_ATTEMPTS, record_claim, runnable_environments};
+use super::claim_each::{Outcome, claims_combine};
+use super::claim_sql::{CLAIM_EACH_POSTGRES, CLAIM_POSTGRES, CLAIM_SQLITE};
+use super::fast_path::{Start, Starts};
+use crate::agents::AgentRow;
+use crate::api::TaskState;
+use crate::caller::Caller;
+use crate::error::{Error, Result};
+use crate::limits::is_limit_race;
+use crate::store::{Combine, Store, Tx, is_unique_violation, on_db};
+use crate::tasks::acting::Acting;
+use crate::tasks::counters::counters;
+use crate::tasks::rows::{TaskRow, record_change};
+use crate::tasks::state::TaskOp;
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use std::sync::atomic::Ordering;
+use uuid::Uuid;
+
+/// One agent of a batched claim and what it claims with.
+pub(crate) struct BatchClaimer {
+    /// The agent, as the claim cache has it.
+    pub agent: std::sync::Arc<AgentRow>,
+    /// Its effective tags ([`super::claim::claimer_tags`]).
+    pub tags: Vec<String>,
+}
+
+/// What the whole batch claims with besides its agents.
+pub(crate) struct BatchFilter {
+    /// Only tasks of this workflow.
+    pub workflow_id: Option<Uuid>,
+    /// Only tasks of this execution environment (checked to exist).
+    pub environment: Option<Uuid>,
+    /// Start the claimed tasks in the same transaction.
+    pub start: bool,
+    /// The most tasks to claim; the claimers may be more (some of them may
+    /// have taken a task since they were read as idle).
+    pub limit: usize,
+    /// The control plane's clock at the request.
+    pub now: DateTime<Utc>,
+}
+
+/// One agent's claim parameters, environments resolved.
+struct Prepared<'a> {
+    claimer: &'a BatchClaimer,
+    runnable: Vec<Uuid>,
+}
+
+/// What one batch transaction came to.
+enum Attempt {
+    /// The tasks claimed (and started, when asked), in agent order.
+    Done(Vec<TaskRow>),
+    /// A concurrent claim took an agent or a limit's last slot first: the
+    /// transaction is void.
+    Raced,
+}
+
+/// Claims a task for each of `claimers` that can get one (none for an agent
+/// that holds one already) and commits; the claimed rows, in agent order.
+pub(crate) async fn claim_batch(
+    store: &Store,
+    caller: &Caller,
+    claimers: &[BatchClaimer],
+    filter: &BatchFilter,
+) -> Result<Vec<TaskRow>> {
+    if claimers.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The environments each claimer may run, read once before the writer's
+    // turn (and only when some claimer declares one).
+    let mut prepared = Vec::with_capacity(claimers.len());
+    let mut conn = None;
+    for claimer in claimers {
+        let runnable = if claimer.tags.iter().any(|t| t.starts_with("env:")) {
+            if conn.is_none() {
+                conn = Some(store.read().await?);
+            }
+            let conn = conn.as_mut().expect("opened above");
+            runnable_environments(
+                conn,
+                claimer.agent.tenant_id,
+                &claimer.tags,
+                filter.environment,
+            )
+            .await?
+        } else {
+            filter.environment.into_iter().collect()
+        };
+        prepared.push(Prepared { claimer, runnable });
+    }
+    drop(conn);
+    for _ in 0..CLAIM_ATTEMPTS {
+        let mut tx = store.begin().await?;
+        match claim_in(store, &mut tx, &prepared, filter).await? {
+            // Dropping `tx` rolls the void transaction back.
+            Attempt::Raced => continue,
+            Attempt::Done(mut rows) => {
+                for row in &rows {
+                    record_claim(&mut tx, caller, row).await?;
+                }
+                if filter.start && !rows.is_empty() {
+                    rows = start_in(&mut tx, caller, rows).await?;
+                }
+                tx.commit().await?;
+                return Ok(rows);
+            }
+        }
+    }
+    Err(Error::Conflict {
+        message: "concurrent claims for this worker's agents kept racing".into(),
+        hint: Some("retry the request".into()),
+    })
+}
+
+/// The claims of one transaction: one statement on PostgreSQL where the
+/// combined-claim function is there, else the one-request statement per
+/// agent (module docs).
+async fn claim_in(
+    store: &Store,
+    tx: &mut Tx,
+    prepared: &[Prepared<'_>],
+    filter: &BatchFilter,
+) -> Result<Attempt> {
+    let claimed: std::result::Result<Vec<TaskRow>, sqlx::Error> = if claims_combine(store) {
+        claim_each(tx, prepared, filter).await
+    } else {
+        claim_one_by_one(tx, prepared, filter).await
+    };
+    match claimed {
+        Err(e) if is_unique_violation(&e) => Ok(Attempt::Raced),
+        Err(e) if is_limit_race(&e) => {
+            counters().limit_races.fetch_add(1, Ordering::Relaxed);
+            Ok(Attempt::Raced)
+        }
+        Err(e) => Err(e.into()),
+        Ok(rows) => Ok(Attempt::Done(rows)),
+    }
+}
+
+/// PostgreSQL: the combined-claim function over every agent, one statement;
+/// only the tasks claimed now (an agent that already holds one gets none).
+async fn claim_each(
+    tx: &mut Tx,
+    prepared: &[Prepared<'_>],
+    filter: &BatchFilter,
+) -> std::result::Result<Vec<TaskRow>, sqlx::Error> {
+    // The agents read as idle may have taken a task since (a concurrent
+    // batch for the same worker): one probe of `tasks_held_by_agent` on the
+    // writer drops them, so the statement does not run a claim for each
+    // only to find it held.
+    let agent_ids: Vec<Uuid> = prepared.iter().map(|p| p.claimer.agent.id).collect();
+    let busy: Vec<(Uuid,)> = on_db!(tx, c =>
+        // Never asked: claims_combine is false on SQLite.
+        sqlite: {
+            let _ = c;
+            Ok(Vec::new())
+        },
+        postgres: sqlx::query_as(
+            "SELECT assigned_agent_id FROM tasks WHERE assigned_agent_id = ANY($1) \
+             AND state IN ('claimed', 'in_progress')",
+        )
+        .bind(&agent_ids[..])
+        .fetch_all(c)
+        .await,
+    )?;
+    let prepared: Vec<&Prepared<'_>> = prepared
+        .iter()
+        .filter(|p| !busy.iter().any(|(id,)| *id == p.claimer.agent.id))
+        .take(filter.limit)
+        .collect();
+    if prepared.is_empty() {
+        return Ok(Vec::new());
+    }
+    let column = |f: &dyn Fn(&AgentRow) -> Option<Uuid>| -> Vec<Option<Uuid>> {
+        prepared.iter().map(|p| f(&p.claimer.agent)).collect()
+    };
+    let tenants = column(&|a| Some(a.tenant_id));
+    let agents = column(&|a| Some(a.id));
+    let workers = column(&|a| a.worker_id);
+    let workflows: Vec<Option<Uuid>> = vec![filter.workflow_id; prepared.len()];
+    let envs: Vec<Option<Uuid>> = vec![filter.environment; prepared.len()];
+    let tags: Vec<Json<&[String]>> = prepared.iter().map(|p| Json(&p.claimer.tags[..])).collect();
+    let runnable: Vec<Json<&[Uuid]>> = prepared.iter().map(|p| Json(&p.runnable[..])).collect();
+    let rows: Vec<super::claim_each::ClaimRow> = on_db!(tx, c =>
+        sqlite: {
+            // Never asked: claims_combine is false on SQLite.
+            let _ = c;
+            Err(sqlx::Error::Configuration("the combined claim runs only on PostgreSQL".into()))
+        },
+        postgres: sqlx::query_as(CLAIM_EACH_POSTGRES)
+            .bind(tenants).bind(agents).bind(workers).bind(workflows)
+            .bind(tags).bind(runnable).bind(envs).bind(filter.now)
+            .fetch_all(c).await,
+    )?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| match r.outcome {
+            Outcome::Claimed(row) => Some(row),
+            Outcome::Held(_) | Outcome::Nothing => None,
+        })
+        .collect())
+}
+
+/// The one-request claim statement for each agent in turn, in one
+/// transaction: each sees the claims before it, so no two agents get one
+/// task.
+async fn claim_one_by_one(
+    tx: &mut Tx,
+    prepared: &[Prepared<'_>],
+    filter: &BatchFilter,
+) -> std::result::Result<Vec<TaskRow>, sqlx::Error> {
+    let mut claimed = Vec::new();
+    for p in prepared {
+        if claimed.len() >= filter.limit {
+            break;
+        }
+        let agent = &p.claimer.agent;
+        let tags = Json(&p.claimer.tags);
+        let runnable_hex: Vec<String> = p
+            .runnable
+            .iter()
+            .map(|id| id.simple().to_string())
+            .collect();
+        let row: Option<TaskRow> = on_db!(tx, c =>
+            sqlite: sqlx::query_as(CLAIM_SQLITE)
+                .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(filter.now)
+                .bind(filter.workflow_id).bind(tags).bind(Json(&runnable_hex))
+                .bind(filter.environment)
+                .fetch_optional(c).await,
+            postgres: sqlx::query_as(CLAIM_POSTGRES)
+                .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(filter.now)
+                .bind(filter.workflow_id).bind(tags).bind(&p.runnable[..])
+                .bind(filter.environment)
+                .fetch_optional(c).await,
+        )?;
+        claimed.extend(row);
+    }
+    Ok(claimed)
+}
+
+/// `start: true`: the claimed rows to `in_progress` in one statement (one
+/// per row on SQLite, [`Starts`]), each with its `started` event as a start
+/// request writes it.
+async fn start_in(tx: &mut Tx, caller: &Caller, rows: Vec<TaskRow>) -> Result<Vec<TaskRow>> {
+    let starts: Vec<Start> = rows
+        .iter()
+        .map(|row| Start {
+            id: row.id,
+            tenant_id: row.tenant_id,
+            acting: Acting {
+                agent_id: row.assigned_agent_id,
+                worker_id: row.assigned_worker_id,
+            },
+        })
+        .collect();
+    let started = Starts::run(tx, &starts).await?;
+    // The statement's rows come in any order: answer in the claims' order.
+    // A row it left alone (a cancellation requested in between) stays
+    // claimed, as a start request would then find it.
+    let mut by_id: std::collections::HashMap<Uuid, TaskRow> =
+        started.into_iter().map(|r| (r.id, r)).collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        match by_id.remove(&row.id) {
+            Some(row) => {
+                let moved = (TaskState::Claimed, TaskState::InProgress);
+                record_change(tx, caller, &row, TaskOp::Start, moved, "started").await?;
+                out.push(row);
+            }
+            None => out.push(row),
+        }
+    }
+    Ok(out)
+}

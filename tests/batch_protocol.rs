@@ -1,0 +1,587 @@
+//! The batched worker protocol (beyond the contract):
+//! `POST /workers/:id/claim-batch` and `POST /tasks/complete-batch`, through
+//! the SDK and raw HTTP: distinct agents, the limit, `start`, the long poll,
+//! flow limits and delayed tasks, per-item outcomes and replays, input
+//! validation, and 32 concurrent batch claimers that never give one agent
+//! two active tasks nor one task to two claims.
+
+use orchestrator_client::Client;
+use orchestrator_client::api::{
+    ClaimBatch, CompleteBatch, CompleteBatchItem, CreateTask, EventFilter, RegisterWorker,
+    RegisteredWorker, TaskState, WorkerAgentSpec,
+};
+use orchestrator_tests::TestServer;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use uuid::Uuid;
+
+fn task(title: &str) -> CreateTask {
+    CreateTask {
+        title: title.into(),
+        task_type: "code".into(),
+        ..Default::default()
+    }
+}
+
+async fn create(admin: &Client, n: usize, prefix: &str) -> Vec<Uuid> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        ids.push(
+            admin
+                .tasks()
+                .create(&task(&format!("{prefix}-{i}")))
+                .await
+                .unwrap()
+                .id,
+        );
+    }
+    ids
+}
+
+async fn worker(admin: &Client, name: &str, agents: usize) -> RegisteredWorker {
+    admin
+        .workers()
+        .register(&RegisterWorker {
+            name: name.into(),
+            connection_mode: Some("polling".into()),
+            agents: Some(
+                (0..agents)
+                    .map(|i| WorkerAgentSpec {
+                        name: format!("{name}-{i}"),
+                        routing_tags: None,
+                        execution_mode: None,
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+}
+
+fn claim(limit: i64) -> ClaimBatch {
+    ClaimBatch {
+        limit,
+        ..Default::default()
+    }
+}
+
+/// The `task.state_changed` moves of one task, oldest first.
+async fn moves(admin: &Client, id: Uuid) -> Vec<(String, String)> {
+    let page = admin
+        .events()
+        .list(&EventFilter {
+            event_type: Some("task.state_changed".into()),
+            entity_id: Some(id),
+            limit: Some(100),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    page.items
+        .iter()
+        .map(|e| {
+            (
+                e.data["from_state"].as_str().unwrap_or_default().to_owned(),
+                e.data["to_state"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect()
+}
+
+async fn post(server: &TestServer, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
+    let response = server
+        .http()
+        .post(server.at(path))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn claim_batch_gives_distinct_idle_agents_up_to_the_limit_and_starts_on_request() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let registered = worker(&admin, "batcher", 4).await;
+    let agents: HashSet<Uuid> = registered.agents.iter().map(|a| a.id).collect();
+    let own = server.client(&registered.worker_api_key);
+    let tasks = create(&admin, 6, "batch").await;
+
+    // Nothing asked for more than there is: three tasks, three agents.
+    let first = own
+        .workers()
+        .claim_batch(registered.worker_id, &claim(3))
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 3);
+    let held: HashSet<Uuid> = first.iter().map(|c| c.agent_id).collect();
+    assert_eq!(held.len(), 3, "three distinct agents");
+    assert!(held.is_subset(&agents));
+    for c in &first {
+        assert_eq!(c.task.state, TaskState::Claimed);
+        assert_eq!(c.task.assigned_agent_id, Some(c.agent_id));
+        assert!(tasks.contains(&c.task.id));
+        assert_eq!(
+            moves(&admin, c.task.id).await,
+            [("pending".into(), "claimed".into())]
+        );
+    }
+
+    // One agent is left idle: a limit of 10 gets one task, started.
+    let second = own
+        .workers()
+        .claim_batch(
+            registered.worker_id,
+            &ClaimBatch {
+                limit: 10,
+                start: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(second.len(), 1);
+    let started = &second[0];
+    assert!(!held.contains(&started.agent_id));
+    assert_eq!(started.task.state, TaskState::InProgress);
+    assert_eq!(
+        admin.tasks().get(started.task.id).await.unwrap().state,
+        TaskState::InProgress
+    );
+    assert_eq!(
+        moves(&admin, started.task.id).await,
+        [
+            ("pending".into(), "claimed".into()),
+            ("claimed".into(), "in_progress".into())
+        ]
+    );
+
+    // Every agent holds a task: an empty list, at once.
+    let none = own
+        .workers()
+        .claim_batch(registered.worker_id, &claim(5))
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+
+    // Another worker's key may not claim for this worker.
+    let other = worker(&admin, "other", 1).await;
+    let (status, body) = post(
+        &server,
+        &other.worker_api_key,
+        &format!("/api/v1/workers/{}/claim-batch", registered.worker_id),
+        json!({ "limit": 1 }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    // An unknown worker is 404.
+    let (status, _) = post(
+        &server,
+        &server.admin_key,
+        &format!("/api/v1/workers/{}/claim-batch", Uuid::new_v4()),
+        json!({ "limit": 1 }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn bad_batches_are_422_with_field_errors_and_change_nothing() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let registered = worker(&admin, "strict", 2).await;
+    let id = create(&admin, 1, "strict").await[0];
+    let claim_path = format!("/api/v1/workers/{}/claim-batch", registered.worker_id);
+    for (body, field) in [
+        (json!({ "limit": 0 }), "limit"),
+        (json!({ "limit": 257 }), "limit"),
+        (json!({ "limit": "many" }), "limit"),
+        (json!({ "limit": 2, "start": "yes" }), "start"),
+        (json!({ "limit": 2, "wait_seconds": 31 }), "wait_seconds"),
+    ] {
+        let (status, answer) = post(&server, &server.admin_key, &claim_path, body.clone()).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+        let errors = &answer["error"]["details"]["issues"]["fieldErrors"];
+        assert!(errors.get(field).is_some(), "{body}: {answer}");
+    }
+    let (status, _) = post(&server, &server.admin_key, &claim_path, json!({})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    let items: Vec<Value> = (0..257)
+        .map(|_| json!({ "task_id": Uuid::new_v4() }))
+        .collect();
+    for (body, field) in [
+        (json!({ "items": [] }), "items"),
+        (json!({ "items": items }), "items"),
+        (json!({ "items": [{ "task_id": "not-a-uuid" }] }), "items"),
+    ] {
+        let (status, answer) = post(
+            &server,
+            &server.admin_key,
+            "/api/v1/tasks/complete-batch",
+            body.clone(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+        let errors = &answer["error"]["details"]["issues"]["fieldErrors"];
+        assert!(
+            errors
+                .as_object()
+                .is_some_and(|e| e.keys().any(|k| k.starts_with(field))),
+            "{field}: {answer}"
+        );
+    }
+    // Nothing was claimed by any of it.
+    assert_eq!(
+        admin.tasks().get(id).await.unwrap().state,
+        TaskState::Pending
+    );
+}
+
+#[tokio::test]
+async fn claim_batch_long_polls_until_a_task_arrives() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let registered = worker(&admin, "poller", 2).await;
+    let own = server.client(&registered.worker_api_key);
+    let worker_id = registered.worker_id;
+    let started = Instant::now();
+    let waiting = tokio::spawn(async move {
+        own.workers()
+            .claim_batch(
+                worker_id,
+                &ClaimBatch {
+                    limit: 2,
+                    wait_seconds: Some(20),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap()
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !waiting.is_finished(),
+        "the poll waits while nothing is pending"
+    );
+    let id = create(&admin, 1, "late").await[0];
+    let claimed = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("the new task wakes the poll")
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].task.id, id);
+    assert!(started.elapsed() < Duration::from_secs(10));
+
+    // With nothing arriving, the poll answers an empty list after its wait.
+    let own = server.client(&registered.worker_api_key);
+    let started = Instant::now();
+    let none = own
+        .workers()
+        .claim_batch(
+            worker_id,
+            &ClaimBatch {
+                limit: 2,
+                wait_seconds: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+    assert!(started.elapsed() >= Duration::from_millis(900));
+}
+
+#[tokio::test]
+async fn claim_batch_honours_flow_limits_and_delays() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let registered = worker(&admin, "limited", 8).await;
+    admin
+        .limits()
+        .set_concurrency("one-at-a-time", 1)
+        .await
+        .unwrap();
+    let mut keyed = Vec::new();
+    for i in 0..3 {
+        let mut request = task(&format!("keyed-{i}"));
+        request.concurrency_key = Some("one-at-a-time".into());
+        keyed.push(admin.tasks().create(&request).await.unwrap().id);
+    }
+    let mut delayed = task("later");
+    delayed.delay_seconds = Some(3600);
+    let delayed = admin.tasks().create(&delayed).await.unwrap().id;
+    let free = create(&admin, 2, "free").await;
+
+    let claimed = admin
+        .workers()
+        .claim_batch(registered.worker_id, &claim(8))
+        .await
+        .unwrap();
+    let ids: HashSet<Uuid> = claimed.iter().map(|c| c.task.id).collect();
+    assert_eq!(
+        ids.iter().filter(|id| keyed.contains(id)).count(),
+        1,
+        "a limit of 1 admits one keyed task per batch: {claimed:?}"
+    );
+    assert!(
+        !ids.contains(&delayed),
+        "a delayed task waits for its run_at"
+    );
+    assert!(free.iter().all(|id| ids.contains(id)));
+    assert_eq!(claimed.len(), 3);
+    assert_eq!(
+        admin.tasks().get(delayed).await.unwrap().state,
+        TaskState::Pending
+    );
+
+    // Another batch while the slot is held: no keyed task.
+    let again = admin
+        .workers()
+        .claim_batch(registered.worker_id, &claim(8))
+        .await
+        .unwrap();
+    assert!(again.is_empty(), "{again:?}");
+}
+
+#[tokio::test]
+async fn complete_batch_answers_each_item_on_its_own_and_replays_per_item() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let registered = worker(&admin, "finisher", 3).await;
+    let other = worker(&admin, "bystander", 1).await;
+    let own = server.client(&registered.worker_api_key);
+    create(&admin, 3, "mine").await;
+    let mine = own
+        .workers()
+        .claim_batch(
+            registered.worker_id,
+            &ClaimBatch {
+                limit: 3,
+                start: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(mine.len(), 3);
+    let theirs = create(&admin, 1, "theirs").await[0];
+    let held = admin
+        .workers()
+        .claim_batch(other.worker_id, &claim(1))
+        .await
+        .unwrap();
+    assert_eq!(held[0].task.id, theirs);
+    let pending = create(&admin, 1, "pending").await[0];
+    let unknown = Uuid::new_v4();
+
+    let item = |task_id: Uuid, n: i64, request_id: Option<&str>| CompleteBatchItem {
+        task_id,
+        output: Some(json!({ "n": n })),
+        request_id: request_id.map(str::to_owned),
+        ..Default::default()
+    };
+    let answers = own
+        .tasks()
+        .complete_batch(&CompleteBatch {
+            items: vec![
+                item(mine[0].task.id, 0, Some("first")),
+                item(theirs, 1, None),
+                item(mine[1].task.id, 2, None),
+                item(unknown, 3, None),
+                item(pending, 4, None),
+            ],
+        })
+        .await
+        .unwrap();
+    let codes: Vec<Option<&str>> = answers
+        .iter()
+        .map(|a| a.error.as_ref().map(|e| e.code.as_str()))
+        .collect();
+    assert_eq!(answers.len(), 5);
+    assert_eq!(answers[0].state, Some(TaskState::Completed));
+    assert_eq!(codes[1], Some("FORBIDDEN"), "{answers:?}");
+    assert_eq!(answers[2].state, Some(TaskState::Completed));
+    assert_eq!(codes[3], Some("NOT_FOUND"), "{answers:?}");
+    assert!(
+        codes[4].is_some(),
+        "a pending task cannot complete: {answers:?}"
+    );
+    assert!(answers.iter().enumerate().all(|(i, a)| {
+        a.task_id == [mine[0].task.id, theirs, mine[1].task.id, unknown, pending][i]
+    }));
+    // The refused items wrote nothing; the others are whole.
+    assert_eq!(
+        admin.tasks().get(theirs).await.unwrap().state,
+        TaskState::Claimed
+    );
+    assert_eq!(
+        admin.tasks().get(pending).await.unwrap().state,
+        TaskState::Pending
+    );
+    let done = admin.tasks().get(mine[1].task.id).await.unwrap();
+    assert_eq!(done.output, Some(json!({ "n": 2 })));
+    assert_eq!(
+        moves(&admin, mine[1].task.id).await.last().cloned(),
+        Some(("in_progress".into(), "completed".into()))
+    );
+
+    // Replays: the same item with the same request_id answers as before
+    // (and writes nothing more); with another body it is refused, alone.
+    let again = own
+        .tasks()
+        .complete_batch(&CompleteBatch {
+            items: vec![
+                item(mine[0].task.id, 0, Some("first")),
+                item(mine[0].task.id, 9, Some("first")),
+                item(mine[2].task.id, 5, Some("third")),
+            ],
+        })
+        .await
+        .unwrap();
+    assert_eq!(again[0].state, Some(TaskState::Completed), "{again:?}");
+    assert!(again[0].error.is_none());
+    assert_eq!(
+        again[1].error.as_ref().map(|e| e.code.as_str()),
+        Some("CONFLICT"),
+        "{again:?}"
+    );
+    assert_eq!(again[2].state, Some(TaskState::Completed));
+    assert_eq!(
+        moves(&admin, mine[0].task.id).await.len(),
+        3,
+        "no second completion"
+    );
+    assert_eq!(
+        admin.tasks().get(mine[0].task.id).await.unwrap().output,
+        Some(json!({ "n": 0 }))
+    );
+    // The one-task route shares the key: it replays the batch's item.
+    let single = own
+        .tasks()
+        .complete(
+            mine[2].task.id,
+            &orchestrator_client::api::CompleteTask {
+                output: Some(json!({ "n": 5 })),
+                request_id: Some("third".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(single.state, TaskState::Completed);
+}
+
+#[tokio::test]
+async fn thirty_two_concurrent_batch_claimers_keep_one_task_per_agent() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    const WORKERS: usize = 4;
+    const AGENTS: usize = 16;
+    const CLAIMERS: usize = 32;
+    const TASKS: usize = 400;
+    let mut workers = Vec::new();
+    for w in 0..WORKERS {
+        workers.push(worker(&admin, &format!("crowd-{w}"), AGENTS).await);
+    }
+    create(&admin, TASKS, "crowd").await;
+    // Who holds what, as the claimers saw it: an agent must never be handed
+    // a task while it holds one (released just before its completion goes).
+    let holding: Arc<Mutex<HashMap<Uuid, Uuid>>> = Arc::default();
+    let seen: Arc<Mutex<HashSet<Uuid>>> = Arc::default();
+    let mut handles = Vec::new();
+    for c in 0..CLAIMERS {
+        let registered = &workers[c % WORKERS];
+        let client = server.client(&registered.worker_api_key);
+        let worker_id = registered.worker_id;
+        let (holding, seen) = (holding.clone(), seen.clone());
+        handles.push(tokio::spawn(async move {
+            let mut empty = 0;
+            let mut done = 0usize;
+            while empty < 3 {
+                let request = ClaimBatch {
+                    limit: 8,
+                    start: c % 2 == 0,
+                    ..Default::default()
+                };
+                let claimed = client
+                    .workers()
+                    .claim_batch(worker_id, &request)
+                    .await
+                    .unwrap();
+                if claimed.is_empty() {
+                    empty += 1;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+                empty = 0;
+                {
+                    let mut holding = holding.lock().unwrap();
+                    let mut seen = seen.lock().unwrap();
+                    for one in &claimed {
+                        assert!(
+                            seen.insert(one.task.id),
+                            "task {} claimed twice",
+                            one.task.id
+                        );
+                        if let Some(other) = holding.insert(one.agent_id, one.task.id) {
+                            panic!(
+                                "agent {} got {} while holding {other}",
+                                one.agent_id, one.task.id
+                            );
+                        }
+                    }
+                }
+                // Held a while, so that other claimers run meanwhile.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                let mut items = Vec::new();
+                {
+                    let mut holding = holding.lock().unwrap();
+                    for one in &claimed {
+                        holding.remove(&one.agent_id);
+                        items.push(CompleteBatchItem {
+                            task_id: one.task.id,
+                            agent_id: Some(one.agent_id),
+                            request_id: Some(format!("done-{}", one.task.id)),
+                            ..Default::default()
+                        });
+                    }
+                }
+                let answers = client
+                    .tasks()
+                    .complete_batch(&CompleteBatch { items })
+                    .await
+                    .unwrap();
+                for answer in answers {
+                    assert_eq!(answer.state, Some(TaskState::Completed), "{answer:?}");
+                    done += 1;
+                }
+            }
+            done
+        }));
+    }
+    let mut completed = 0;
+    for handle in handles {
+        completed += handle.await.unwrap();
+    }
+    assert_eq!(completed, TASKS);
+    assert_eq!(seen.lock().unwrap().len(), TASKS);
+    let page = admin
+        .tasks()
+        .list(
+            &orchestrator_client::api::TaskFilter {
+                state: Some(TaskState::Completed),
+                ..Default::default()
+            },
+            orchestrator_client::api::PageRequest::new(1, 1),
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.total as usize, TASKS);
+}
