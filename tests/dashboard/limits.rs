@@ -108,14 +108,15 @@ async fn limits_are_listed_with_their_counts_and_set_changed_and_removed_from_th
     .await;
 
     // The counts follow the tasks without a reload: a second claim fills
-    // the key (shown as full), the rate task's claim uses the window.
+    // the key (shown as full; one task still waits), the rate task's claim
+    // uses the window.
     claim_one(&server, "second").await.expect("the second slot");
     claim_one(&server, "third").await.expect("the rate task");
     row_reads(
         browser,
         "#concurrency-limits",
         "repo",
-        &["repo", "2", "2 (full)", "0"],
+        &["repo", "2", "2 (full)", "1"],
     )
     .await;
     row_reads(
@@ -159,7 +160,7 @@ async fn limits_are_listed_with_their_counts_and_set_changed_and_removed_from_th
         browser,
         "#concurrency-limits",
         "repo",
-        &["repo", "1", "2 (full)", "0"],
+        &["repo", "1", "2 (full)", "1"],
     )
     .await;
     let repo = admin.limits().get_concurrency("repo").await.unwrap();
@@ -207,7 +208,8 @@ async fn limits_are_listed_with_their_counts_and_set_changed_and_removed_from_th
     );
 
     // Removing `deploy`'s limit: with no task it leaves the list. A held
-    // task completed frees `repo`'s slot on the page.
+    // task cancelled frees one of `repo`'s slots on the page (one is still
+    // held: full at limit 1).
     click(
         browser,
         "#concurrency-limits tr[data-key='deploy'] button[data-act='delete']",
@@ -236,7 +238,7 @@ async fn limits_are_listed_with_their_counts_and_set_changed_and_removed_from_th
         browser,
         "#concurrency-limits",
         "repo",
-        &["repo", "1", "1 (full)", "0"],
+        &["repo", "1", "1 (full)", "1"],
     )
     .await;
     driver.close_expecting(&[422]).await;
