@@ -1,5 +1,6 @@
 //! `orch a2a` (and the other integration commands) against a real server:
-//! the card, submit, get and a watch that ends when the task completes.
+//! the card, submit (with flow-limit keys), get and a watch that ends when
+//! the task completes.
 
 use orchestrator_client::api::{ClaimTask, CompleteTask};
 use orchestrator_tests::TestServer;
@@ -111,6 +112,62 @@ async fn a2a_card_submit_get_and_watch_through_the_binary() {
     // A task of no one: 404 and a non-zero exit.
     let missing = orch(&server, &["a2a", "get", &uuid::Uuid::new_v4().to_string()]).await;
     assert!(!missing.status.success());
+}
+
+/// `orch a2a submit --concurrency-key / --rate-limit-key`: the submitted
+/// task carries both keys (and counts under them), and a rate key with no
+/// limit set is refused (400 naming the field) with nothing created.
+#[tokio::test]
+async fn a2a_submit_carries_flow_limit_keys() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    admin.limits().set_rate("llm", 5, 60).await.unwrap();
+    let submitted = json(
+        &orch(
+            &server,
+            &[
+                "a2a",
+                "submit",
+                "--title",
+                "keyed from the CLI",
+                "--concurrency-key",
+                "repo",
+                "--rate-limit-key",
+                "llm",
+                "--json",
+            ],
+        )
+        .await,
+    );
+    let id: uuid::Uuid = submitted["id"].as_str().unwrap().parse().unwrap();
+    let task = admin.tasks().get(id).await.unwrap();
+    assert_eq!(task.concurrency_key.as_deref(), Some("repo"));
+    assert_eq!(task.rate_limit_key.as_deref(), Some("llm"));
+    let key = admin.limits().get_concurrency("repo").await.unwrap();
+    assert_eq!((key.held, key.pending), (0, 1));
+    assert_eq!(admin.limits().get_rate("llm").await.unwrap().pending, 1);
+
+    let refused = orch(
+        &server,
+        &[
+            "a2a",
+            "submit",
+            "--title",
+            "no such rate limit",
+            "--rate-limit-key",
+            "unset",
+        ],
+    )
+    .await;
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("rate_limit_key"), "{stderr}");
+    let tasks = admin
+        .tasks()
+        .list(&Default::default(), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(tasks.total, 1, "the refused submit created nothing");
 }
 
 #[tokio::test]

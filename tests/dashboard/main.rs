@@ -11,6 +11,7 @@
 mod bulk;
 mod catalog;
 mod first_hour;
+mod limits;
 mod pages;
 mod rail;
 mod run_control;

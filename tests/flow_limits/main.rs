@@ -1,10 +1,12 @@
 //! Flow limits end to end (issue 31), on SQLite and PostgreSQL: concurrency
 //! keys under concurrent claimers (and two replicas on one database), rate
 //! windows, fair claiming across keys, the long poll woken by a freed slot,
-//! a moved window and a delayed task's `run_at`, and every validation answer.
+//! a moved window and a delayed task's `run_at`, every validation answer, and
+//! the keys of tasks made by activations, A2A submit and schedules.
 
 mod concurrency;
 mod fairness;
+mod paths;
 mod rate;
 mod validation;
 mod wakeup;

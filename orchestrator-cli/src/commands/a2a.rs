@@ -57,6 +57,13 @@ pub struct SubmitArgs {
     /// submitting a second.
     #[arg(long)]
     pub request_id: Option<String>,
+    /// At most the key's limit (default 1) of tasks with it are held at once.
+    #[arg(long)]
+    pub concurrency_key: Option<String>,
+    /// A rate key (set with `orch limits rate set`): its claims are limited
+    /// per window.
+    #[arg(long)]
+    pub rate_limit_key: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -106,8 +113,8 @@ pub async fn run(global: &GlobalOpts, command: A2aCommand) -> anyhow::Result<()>
                     input: json_arg(args.input)?,
                     context: None,
                     metadata: json_arg(args.metadata)?,
-                    concurrency_key: None,
-                    rate_limit_key: None,
+                    concurrency_key: args.concurrency_key,
+                    rate_limit_key: args.rate_limit_key,
                 },
                 request_id: args.request_id,
             };

@@ -149,6 +149,19 @@ pub struct PlaybookDefinition {
     /// `definition.retry_policy.<field>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_policy: Option<super::RetryPolicy>,
+    /// The concurrency key (run control §6) of every task of its workflows
+    /// that names none, the orchestrator tasks of activations included:
+    /// how a playbook bounds its workflows' orchestration turns, which no
+    /// caller creates and so no request can key. 1 to 200 characters (422
+    /// naming `definition.concurrency_key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency_key: Option<String>,
+    /// The rate key of every task of its workflows that names none, as
+    /// [`Self::concurrency_key`]. A key with no rate limit set does not
+    /// fail the workflow's tasks: they carry it and are not held back until
+    /// a limit is set with `PUT /api/v1/rate-limits/:key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_key: Option<String>,
 }
 
 /// [`PlaybookDefinition::catalog_links`]: catalog id → local id.

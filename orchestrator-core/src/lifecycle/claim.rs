@@ -55,7 +55,7 @@
 //! parameter, so the common claim is still one statement.
 
 use super::claim_each::{ClaimFor, ClaimRow, Claims, Outcome, claims_combine};
-use super::claim_sql::{CLAIM_POSTGRES, CLAIM_SQLITE};
+use super::claim_sql::{CLAIM_POSTGRES, CLAIM_POSTGRES_FAIR, CLAIM_SQLITE, KEYED_PENDING_POSTGRES};
 use crate::agents::{self, AgentRow};
 use crate::api::{ClaimTask, Task, TaskState};
 use crate::caller::Caller;
@@ -377,12 +377,24 @@ async fn claim_in(
 ) -> Result<Attempt> {
     let runnable = runnable_environments(tx, agent.tenant_id, tags, environment).await?;
     let runnable_hex: Vec<String> = runnable.iter().map(|id| id.simple().to_string()).collect();
+    // PostgreSQL: the statement without the fair pick unless the tenant has
+    // pending keyed tasks (claim_sql, general_candidate!).
+    let fair = on_db!(tx, c =>
+        sqlite: { let _ = c; Ok(false) },
+        postgres: sqlx::query_scalar::<_, bool>(KEYED_PENDING_POSTGRES)
+            .bind(agent.tenant_id).fetch_one(c).await,
+    )?;
+    let postgres_claim = if fair {
+        CLAIM_POSTGRES_FAIR
+    } else {
+        CLAIM_POSTGRES
+    };
     let rows: Vec<TaskRow> = match on_db!(tx, c =>
         sqlite: sqlx::query_as(CLAIM_SQLITE)
             .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)
             .bind(workflow_id).bind(Json(tags)).bind(Json(&runnable_hex)).bind(environment)
             .fetch_all(c).await,
-        postgres: sqlx::query_as(CLAIM_POSTGRES)
+        postgres: sqlx::query_as(postgres_claim)
             .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)
             .bind(workflow_id).bind(Json(tags)).bind(&runnable[..]).bind(environment)
             .fetch_all(c).await,

@@ -23,16 +23,25 @@ pub(crate) fn is_limit_race(error: &sqlx::Error) -> bool {
 }
 
 /// Checks the keys of a new task and makes the rows its claims update:
-/// a key over 200 characters is 422, a rate key with no limit set is 400.
-/// Runs in the create's transaction, on every create path.
+/// a key over 200 characters is 422, a rate key with no limit set is 400
+/// unless it is a playbook's default (`rate_key_from_playbook`: the task
+/// carries it and is not held back until a limit is set; see
+/// `tasks::create`). Runs in the create's transaction, on every create path.
 pub(crate) async fn prepare_keys(
     tx: &mut Tx,
     tenant_id: Uuid,
     request: &CreateTask,
+    rate_key_from_playbook: bool,
     now: DateTime<Utc>,
 ) -> Result<()> {
     if let Some(key) = &request.rate_limit_key {
         check_key("rate_limit_key", key)?;
+    }
+    if let Some(key) = request
+        .rate_limit_key
+        .as_ref()
+        .filter(|_| !rate_key_from_playbook)
+    {
         let found: Option<(i32,)> = on_db!(tx, c => sqlx::query_as(
             "SELECT limit_value FROM rate_limits WHERE tenant_id = $1 AND key = $2",
         )

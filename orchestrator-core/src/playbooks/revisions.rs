@@ -32,7 +32,9 @@ pub(crate) struct RevisionFields {
 /// unique non-empty stage and role names, and every stage's `role` one of
 /// the `roles`. A default `retry_policy` is held to the ranges of a task's
 /// (422 naming `definition.retry_policy.<field>`), so a policy that would
-/// be ignored at task creation is refused when it is saved.
+/// be ignored at task creation is refused when it is saved; so are default
+/// flow-limit keys outside 1 to 200 characters (422 naming
+/// `definition.concurrency_key` / `definition.rate_limit_key`).
 pub fn validate_definition(definition: &Value) -> Result<()> {
     if !definition.is_object() {
         return Err(Error::schema_field(
@@ -70,6 +72,14 @@ pub fn validate_definition(definition: &Value) -> Result<()> {
     })?;
     if let Some(policy) = &typed.retry_policy {
         crate::tasks::retry::normalise("definition.retry_policy", policy)?;
+    }
+    for (field, key) in [
+        ("definition.concurrency_key", &typed.concurrency_key),
+        ("definition.rate_limit_key", &typed.rate_limit_key),
+    ] {
+        if let Some(key) = key {
+            crate::limits::check_key(field, key)?;
+        }
     }
     if typed.stages.is_empty() {
         return Err(Error::invalid_field(

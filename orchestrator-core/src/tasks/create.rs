@@ -246,7 +246,6 @@ pub(crate) async fn insert_deduped(
         }
     }
     check_references(tx, tenant_id, &request).await?;
-    crate::limits::prepare_keys(tx, tenant_id, &request, now).await?;
     let workflow_id = match (request.workflow_id, request.work_item_id) {
         (Some(w), _) => Some(w),
         (None, Some(item)) => {
@@ -270,13 +269,13 @@ pub(crate) async fn insert_deduped(
         execution_environment_id: request.execution_environment_id,
         execution_environment: environment,
     };
-    if let Some(workflow_id) = workflow_id
-        && request.retry_policy.is_none()
-        && request.auto_retry.is_none()
-        && request.max_retries.is_none()
-    {
-        request.retry_policy = playbook_retry_policy(tx, tenant_id, workflow_id).await?;
-    }
+    let playbook_rate_key = match workflow_id {
+        Some(workflow_id) => {
+            apply_playbook_defaults(tx, tenant_id, workflow_id, &mut request).await?
+        }
+        None => false,
+    };
+    crate::limits::prepare_keys(tx, tenant_id, &request, playbook_rate_key, now).await?;
     let fields = Fields::of(tenant_id, &request, now);
     for _ in 0..DEDUPE_ATTEMPTS {
         if let Some(row) = insert_row(tx, &fields, &refs, now).await? {
@@ -307,16 +306,33 @@ async fn live_with_key(tx: &mut Tx, tenant_id: Uuid, key: &str) -> Result<Option
     .await)?)
 }
 
-/// The `retry_policy` at the top level of the definition of `workflow_id`'s
-/// playbook: the default of the workflow's tasks that name none. Saving a
-/// playbook checks the policy (`validate_definition`), so one that does not
-/// check out can only come from a row written before that check; it is
-/// ignored (logged) rather than failing every create of the workflow.
-async fn playbook_retry_policy(
+/// Fills what `request` leaves out from the top level of the definition of
+/// `workflow_id`'s playbook: `retry_policy` (run control §2) when it names
+/// no retry setting, and `concurrency_key` / `rate_limit_key` (§6), each
+/// when it names none. Activations' orchestrator tasks are created here too, so a
+/// playbook's keys bound its orchestration turns. One read of the
+/// definition, and none when the request already names all of them.
+///
+/// Saving a playbook checks these (`validate_definition`), so one that does
+/// not check out can only come from a row written before that check; it is
+/// ignored (logged) rather than failing every create of the workflow. A
+/// default rate key with no limit set is kept (the task is not held back
+/// until a limit is set): refusing it would fail the workflow's activations
+/// instead, which no caller could correct in the request. `true` when the
+/// rate key came from the playbook (so no limit need be set for it).
+async fn apply_playbook_defaults(
     tx: &mut Tx,
     tenant_id: Uuid,
     workflow_id: Uuid,
-) -> Result<Option<RetryPolicy>> {
+    request: &mut CreateTask,
+) -> Result<bool> {
+    let wants_policy = request.retry_policy.is_none()
+        && request.auto_retry.is_none()
+        && request.max_retries.is_none();
+    let wants_keys = request.concurrency_key.is_none() || request.rate_limit_key.is_none();
+    if !wants_policy && !wants_keys {
+        return Ok(false);
+    }
     let found: Option<(Json<Value>,)> = on_db!(tx, c => sqlx::query_as(
         "SELECT p.definition FROM workflows w JOIN playbooks p ON p.id = w.playbook_id \
          WHERE w.id = $1 AND w.tenant_id = $2",
@@ -325,16 +341,33 @@ async fn playbook_retry_policy(
     .bind(tenant_id)
     .fetch_optional(c)
     .await)?;
-    let Some(policy) = found.and_then(|(d,)| d.0.get("retry_policy").cloned()) else {
-        return Ok(None);
+    let Some((Json(definition),)) = found else {
+        return Ok(false);
     };
-    match serde_json::from_value::<RetryPolicy>(policy) {
-        Ok(policy) => Ok(Some(policy)),
-        Err(error) => {
-            tracing::warn!(%workflow_id, %error, "playbook retry_policy ignored");
-            Ok(None)
+    if wants_policy && let Some(policy) = definition.get("retry_policy") {
+        match serde_json::from_value::<RetryPolicy>(policy.clone()) {
+            Ok(policy) => request.retry_policy = Some(policy),
+            Err(error) => tracing::warn!(%workflow_id, %error, "playbook retry_policy ignored"),
         }
     }
+    let key = |field: &str| -> Option<String> {
+        let key = definition.get(field)?.as_str()?;
+        match crate::limits::check_key(field, key) {
+            Ok(()) => Some(key.to_owned()),
+            Err(_) => {
+                tracing::warn!(%workflow_id, field, "playbook flow-limit key ignored");
+                None
+            }
+        }
+    };
+    if request.concurrency_key.is_none() {
+        request.concurrency_key = key("concurrency_key");
+    }
+    if request.rate_limit_key.is_none() {
+        request.rate_limit_key = key("rate_limit_key");
+        return Ok(request.rate_limit_key.is_some());
+    }
+    Ok(false)
 }
 
 /// The `task.created` event of a new task.
