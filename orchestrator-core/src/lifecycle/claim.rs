@@ -365,6 +365,23 @@ async fn claim_open_filtered(
     })
 }
 
+/// The PostgreSQL claim statement for `tenant`: the one without the fair
+/// pick unless the tenant has pending keyed tasks, because the fair pick's
+/// planning costs tens of milliseconds on every execution (claim_sql,
+/// `general_candidate!`). SQLite has one statement and never asks.
+pub(super) async fn postgres_claim(tx: &mut Tx, tenant: Uuid) -> Result<&'static str> {
+    let fair = on_db!(tx, c =>
+        sqlite: { let _ = c; Ok(false) },
+        postgres: sqlx::query_scalar::<_, bool>(KEYED_PENDING_POSTGRES)
+            .bind(tenant).fetch_one(c).await,
+    )?;
+    Ok(if fair {
+        CLAIM_POSTGRES_FAIR
+    } else {
+        CLAIM_POSTGRES
+    })
+}
+
 /// Claims the next eligible task for `agent` in `tx`.
 async fn claim_in(
     tx: &mut Tx,
@@ -377,18 +394,7 @@ async fn claim_in(
 ) -> Result<Attempt> {
     let runnable = runnable_environments(tx, agent.tenant_id, tags, environment).await?;
     let runnable_hex: Vec<String> = runnable.iter().map(|id| id.simple().to_string()).collect();
-    // PostgreSQL: the statement without the fair pick unless the tenant has
-    // pending keyed tasks (claim_sql, general_candidate!).
-    let fair = on_db!(tx, c =>
-        sqlite: { let _ = c; Ok(false) },
-        postgres: sqlx::query_scalar::<_, bool>(KEYED_PENDING_POSTGRES)
-            .bind(agent.tenant_id).fetch_one(c).await,
-    )?;
-    let postgres_claim = if fair {
-        CLAIM_POSTGRES_FAIR
-    } else {
-        CLAIM_POSTGRES
-    };
+    let postgres_claim = postgres_claim(tx, agent.tenant_id).await?;
     let rows: Vec<TaskRow> = match on_db!(tx, c =>
         sqlite: sqlx::query_as(CLAIM_SQLITE)
             .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)

@@ -20,9 +20,9 @@
 //! statement aborts: [`crate::limits::is_limit_race`]) is rolled back and
 //! run again whole, as the one claim is ([`super::claim`]).
 
-use super::claim::{CLAIM_ATTEMPTS, record_claim, runnable_environments};
+use super::claim::{CLAIM_ATTEMPTS, postgres_claim, record_claim, runnable_environments};
 use super::claim_each::{Outcome, claims_combine};
-use super::claim_sql::{CLAIM_EACH_POSTGRES, CLAIM_POSTGRES, CLAIM_SQLITE};
+use super::claim_sql::{CLAIM_EACH_POSTGRES, CLAIM_SQLITE};
 use super::fast_path::{Start, Starts};
 use crate::agents::AgentRow;
 use crate::api::TaskState;
@@ -146,7 +146,13 @@ async fn claim_in(
     let claimed: std::result::Result<Vec<TaskRow>, sqlx::Error> = if claims_combine(store) {
         claim_each(tx, prepared, filter).await
     } else {
-        claim_one_by_one(tx, prepared, filter).await
+        // One worker's agents share a tenant: one pick of the PostgreSQL
+        // statement serves the batch.
+        let statement = match prepared.first() {
+            Some(first) => postgres_claim(tx, first.claimer.agent.tenant_id).await?,
+            None => return Ok(Attempt::Done(Vec::new())),
+        };
+        claim_one_by_one(tx, prepared, filter, statement).await
     };
     match claimed {
         Err(e) if is_unique_violation(&e) => Ok(Attempt::Raced),
@@ -225,11 +231,12 @@ async fn claim_each(
 
 /// The one-request claim statement for each agent in turn, in one
 /// transaction: each sees the claims before it, so no two agents get one
-/// task.
+/// task. `statement` is the PostgreSQL one [`postgres_claim`] picked.
 async fn claim_one_by_one(
     tx: &mut Tx,
     prepared: &[Prepared<'_>],
     filter: &BatchFilter,
+    statement: &'static str,
 ) -> std::result::Result<Vec<TaskRow>, sqlx::Error> {
     let mut claimed = Vec::new();
     for p in prepared {
@@ -249,7 +256,7 @@ async fn claim_one_by_one(
                 .bind(filter.workflow_id).bind(tags).bind(Json(&runnable_hex))
                 .bind(filter.environment)
                 .fetch_optional(c).await,
-            postgres: sqlx::query_as(CLAIM_POSTGRES)
+            postgres: sqlx::query_as(statement)
                 .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(filter.now)
                 .bind(filter.workflow_id).bind(tags).bind(&p.runnable[..])
                 .bind(filter.environment)
