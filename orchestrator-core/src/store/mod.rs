@@ -30,6 +30,7 @@ mod notify;
 pub mod offline;
 mod stored_json;
 mod writer_thread;
+pub use checkpoint::{DEFAULT_WAL_RESTART_BYTES, MIN_WAL_RESTART_BYTES};
 pub(crate) use combine::{Combine, Combined, Post};
 pub use data_lock::{DataLock, LockFailure};
 pub(crate) use deferred::{DeferKind, Deferred, WithParts, arg_count, push_arg};
@@ -129,6 +130,12 @@ pub struct StoreOptions {
     /// source, the Rust that also builds the single-request statement, and
     /// so replicas of different versions each run their own. Empty: none.
     pub writer_session: &'static str,
+    /// SQLite: the WAL size (bytes) past which the checkpointer restarts
+    /// the WAL, and the `journal_size_limit` ([`checkpoint`]); 0 picks
+    /// [`DEFAULT_WAL_RESTART_BYTES`]. Configurable so an operator can trade
+    /// disk for fewer RESTART checkpoints, and so a test can see the bound
+    /// hold in seconds instead of minutes.
+    pub wal_restart_bytes: u64,
 }
 
 /// PostgreSQL writer connections when none are configured: one, so the
@@ -288,6 +295,10 @@ impl Store {
             let path = path.split('?').next().unwrap_or(path);
             file_mode::prepare(Path::new(path))?;
             let lock = data_lock::for_store(Path::new(path))?;
+            let wal_restart_bytes = match options.wal_restart_bytes {
+                0 => DEFAULT_WAL_RESTART_BYTES,
+                n => n.max(MIN_WAL_RESTART_BYTES),
+            };
             let connect = SqliteConnectOptions::new()
                 .filename(path)
                 .create_if_missing(true)
@@ -301,7 +312,7 @@ impl Store {
                 // default is 2 MiB) so a write batch's index pages stay hot.
                 .pragma("mmap_size", "268435456")
                 .pragma("cache_size", "-16384")
-                .pragma("journal_size_limit", checkpoint::JOURNAL_SIZE_LIMIT);
+                .pragma("journal_size_limit", wal_restart_bytes.to_string());
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
@@ -336,7 +347,7 @@ impl Store {
                 buses,
                 true,
             );
-            let checkpointer = checkpoint::spawn_checkpointer(connect, &writer);
+            let checkpointer = checkpoint::spawn_checkpointer(connect, &writer, wal_restart_bytes);
             Backend::Sqlite {
                 read,
                 writers: Writers::new(vec![writer]),
