@@ -334,10 +334,11 @@ pub async fn run(target: &Target, args: SoakArgs, json_on_stdout: bool) -> Resul
                 shared.in_flight.fetch_add(1, Ordering::Relaxed);
                 let (shared, client) = (shared.clone(), client.clone());
                 let (free_rx, free_tx) = (free_rx.clone(), free_tx.clone());
-                let _ = runtime.spawn(async move {
+                // Not awaited: `in_flight` says when the last one is done.
+                drop(runtime.spawn(async move {
                     arrival(&client, i, scheduled, &shared, &free_rx, &free_tx).await;
                     shared.in_flight.fetch_sub(1, Ordering::Relaxed);
-                });
+                }));
             }
         })
     };
