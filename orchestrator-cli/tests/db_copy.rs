@@ -13,54 +13,11 @@
 
 mod common;
 
+use common::pg::PgDatabase;
 use common::served::{Served, agent, as_agent, claimed_task, orch, serve, stderr, stdout_json};
 use orchestrator_tests::mcp_servers::{SECRET, streamable_server};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use sqlx::Connection;
-
-/// A database of its own on the test PostgreSQL server, dropped at the end.
-struct PgDatabase {
-    admin_url: String,
-    name: String,
-    url: String,
-}
-
-impl PgDatabase {
-    async fn create(base: &str) -> Self {
-        let name = format!(
-            "orch_copy_{}",
-            &uuid::Uuid::new_v4().simple().to_string()[..12]
-        );
-        let mut conn = sqlx::PgConnection::connect(base).await.expect("PostgreSQL");
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE \"{name}\"")))
-            .execute(&mut conn)
-            .await
-            .unwrap();
-        conn.close().await.unwrap();
-        let (path, query) = base.split_once('?').map_or((base, ""), |(p, q)| (p, q));
-        let prefix = &path[..path.rfind('/').unwrap() + 1];
-        let url = if query.is_empty() {
-            format!("{prefix}{name}")
-        } else {
-            format!("{prefix}{name}?{query}")
-        };
-        Self {
-            admin_url: base.to_owned(),
-            name,
-            url,
-        }
-    }
-
-    async fn drop_it(self) {
-        let mut conn = sqlx::PgConnection::connect(&self.admin_url).await.unwrap();
-        let sql = format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name);
-        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-            .execute(&mut conn)
-            .await
-            .unwrap();
-    }
-}
 
 /// The reads compared before and after the move.
 async fn reads(server: &Served, ids: &[String]) -> Vec<(String, Value)> {

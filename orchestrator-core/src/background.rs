@@ -167,13 +167,19 @@ impl ControlPlane {
         Ok(Some(after(self.clock().now(), every)))
     }
 
-    /// Fresh planner statistics for hot tables that grew
-    /// ([`crate::statistics`]), every
+    /// Fresh planner statistics for hot tables that grew, and a vacuum of
+    /// the claim table where autovacuum is off ([`crate::statistics`]), every
     /// [`crate::CoreConfig::statistics_interval`].
     pub(crate) async fn statistics_job(&self) -> Result<Due> {
         let analyzed = self.analyze_grown_tables().await?;
         if !analyzed.is_empty() {
             tracing::info!(tables = ?analyzed, "analyzed tables that grew since their statistics");
+        }
+        if self.vacuum_without_autovacuum().await? {
+            tracing::debug!(
+                table = crate::statistics::CLAIM_TABLE,
+                "vacuumed the claim table (autovacuum is off for it)"
+            );
         }
         let every = self
             .config()

@@ -40,6 +40,12 @@ pub struct CoreConfig {
     /// [`crate::statistics::GROWTH`] since their statistics (PostgreSQL;
     /// default 60 s).
     pub statistics_interval: Duration,
+    /// SQLite: the WAL size in bytes past which a `RESTART` checkpoint
+    /// starts the WAL over, also the size the WAL file is cut back to
+    /// (`ORCH_SQLITE_WAL_RESTART_BYTES`; default
+    /// [`crate::store::DEFAULT_WAL_RESTART_BYTES`], 64 MiB). Under sustained
+    /// writes the WAL file stays near this plus two seconds of writes.
+    pub sqlite_wal_restart_bytes: u64,
     /// How often an idle stream sends a heartbeat (default 15 s).
     pub stream_heartbeat: Duration,
     /// How long a stream waits for a client that takes no frames before it
@@ -85,6 +91,7 @@ impl CoreConfig {
             liveness_grace: Duration::from_secs(60),
             catalog_dir: None,
             statistics_interval: Duration::from_secs(60),
+            sqlite_wal_restart_bytes: crate::store::DEFAULT_WAL_RESTART_BYTES,
             stream_heartbeat: Duration::from_secs(15),
             stream_slow_consumer_timeout: Duration::from_secs(30),
             allow_private_network: false,

@@ -25,6 +25,7 @@ impl ControlPlane {
             writers: config.db_writers,
             group_commit: config.group_commit,
             writer_session: crate::lifecycle::claim_sql::CLAIM_EACH_FUNCTION,
+            wal_restart_bytes: config.sqlite_wal_restart_bytes,
         })
         .await?;
         let secrets = Secrets::load(&store, config.secret_key.as_deref()).await?;

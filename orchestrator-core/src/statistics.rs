@@ -10,6 +10,15 @@
 //! them after its migrations, and the background job here analyzes one
 //! again whenever it holds [`GROWTH`] times the rows its statistics say.
 //!
+//! Dead rows are the other half. Every claim, start and complete leaves a
+//! dead version of its `tasks` row, and the partial claim index
+//! (`tasks_claimable`) keeps entries for tasks that are no longer pending
+//! until a `VACUUM` removes them: without autovacuum a soak's claim index
+//! was 385 of 413 pages empty, walked by every claim. Where autovacuum is
+//! off for `tasks` (the server setting or the table's own
+//! `autovacuum_enabled`), the same job vacuums it once it holds
+//! [`VACUUM_DEAD_ROWS`] dead rows.
+//!
 //! Several replicas may run the job at once: a transaction-scoped advisory
 //! lock lets one of them analyze a table at a time (the others skip it; its
 //! statistics are fresh once the first is done).
@@ -29,6 +38,14 @@ pub const MIN_ROWS: i64 = 1000;
 /// The advisory lock key of the job (per table: plus its index in
 /// [`HOT_TABLES`]).
 const LOCK_KEY: i64 = 0x6f72_6368_7374_6100;
+/// The table [`ControlPlane::vacuum_without_autovacuum`] vacuums: the one
+/// whose rows every claim changes, with the claim index.
+pub const CLAIM_TABLE: &str = "tasks";
+/// Dead rows of [`CLAIM_TABLE`] at which it is vacuumed when autovacuum is
+/// off for it (a minute of a few dozen tasks a second).
+pub const VACUUM_DEAD_ROWS: i64 = 1000;
+/// The session advisory lock key of the vacuum (one replica at a time).
+const VACUUM_LOCK_KEY: i64 = LOCK_KEY + 0x80;
 
 impl ControlPlane {
     /// `ANALYZE`s every hot table that has grown by [`GROWTH`] since its
@@ -76,5 +93,54 @@ impl ControlPlane {
             tx.commit().await?;
         }
         Ok(analyzed)
+    }
+}
+
+impl ControlPlane {
+    /// `VACUUM`s [`CLAIM_TABLE`] when autovacuum is off for it (the server's
+    /// `autovacuum` setting or the table's `autovacuum_enabled`) and it
+    /// holds at least [`VACUUM_DEAD_ROWS`] dead rows, so the claim index
+    /// does not fill with entries of tasks that are no longer pending.
+    /// Whether it ran; never on SQLite (no such index bloat: a deleted
+    /// index entry is gone at once) or where autovacuum does the work.
+    pub async fn vacuum_without_autovacuum(&self) -> Result<bool> {
+        if self.store().dialect() != Dialect::Postgres {
+            return Ok(false);
+        }
+        let mut conn = self.store().read().await?;
+        let Conn::Postgres(c) = &mut conn else {
+            return Ok(false);
+        };
+        let state: Option<(bool, i64)> = sqlx::query_as(
+            "SELECT current_setting('autovacuum') = 'off' OR EXISTS (                  SELECT 1 FROM unnest(c.reloptions) o WHERE lower(o) IN                  ('autovacuum_enabled=false', 'autovacuum_enabled=off',                   'autovacuum_enabled=0', 'autovacuum_enabled=no', 'autovacuum_enabled=f')),              COALESCE((SELECT s.n_dead_tup FROM pg_stat_user_tables s WHERE s.relid = c.oid), 0)::int8              FROM pg_class c WHERE c.oid = to_regclass($1)",
+        )
+        .bind(CLAIM_TABLE)
+        .fetch_optional(&mut **c)
+        .await?;
+        let Some((off, dead)) = state else {
+            return Ok(false);
+        };
+        if !off || dead < VACUUM_DEAD_ROWS {
+            return Ok(false);
+        }
+        // VACUUM cannot run in a transaction: a session lock, released
+        // whatever the vacuum did.
+        let (locked,): (bool,) = sqlx::query_as("SELECT pg_try_advisory_lock($1)")
+            .bind(VACUUM_LOCK_KEY)
+            .fetch_one(&mut **c)
+            .await?;
+        if !locked {
+            return Ok(false);
+        }
+        // The table name is ours, never input.
+        let vacuumed = sqlx::raw_sql(sqlx::AssertSqlSafe(format!("VACUUM {CLAIM_TABLE}")))
+            .execute(&mut **c)
+            .await;
+        sqlx::query("SELECT pg_advisory_unlock($1)")
+            .bind(VACUUM_LOCK_KEY)
+            .execute(&mut **c)
+            .await?;
+        vacuumed?;
+        Ok(true)
     }
 }

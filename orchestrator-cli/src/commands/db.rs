@@ -187,6 +187,13 @@ pub async fn run(global: &GlobalOpts, command: DbCommand) -> anyhow::Result<()> 
                 done.target,
                 done.millis
             );
+            if !done.migrated_after.is_empty() {
+                eprintln!(
+                    "The source was at migration {}; migrations {:?} were then applied to the \
+                     target (the source file is unchanged).",
+                    done.schema_version, done.migrated_after
+                );
+            }
         }
     }
     Ok(())

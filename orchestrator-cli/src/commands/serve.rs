@@ -92,6 +92,11 @@ pub struct ServeArgs {
     /// new stream gets 503.
     #[arg(long, env = "ORCH_MAX_STREAMS", default_value_t = orchestrator_server::config::DEFAULT_MAX_STREAMS)]
     pub max_streams: usize,
+    /// SQLite: the WAL size in bytes past which the checkpointer restarts
+    /// the WAL (and what the WAL file is cut back to); under sustained
+    /// writes the WAL file stays near this plus two seconds of writes.
+    #[arg(long, env = "ORCH_SQLITE_WAL_RESTART_BYTES", default_value_t = orchestrator_core::store::DEFAULT_WAL_RESTART_BYTES, value_parser = clap::value_parser!(u64).range(orchestrator_core::store::MIN_WAL_RESTART_BYTES..))]
+    pub sqlite_wal_restart_bytes: u64,
     /// Export request spans as OTLP traces (protobuf over HTTP) to this
     /// collector, e.g. http://127.0.0.1:4318 (sent to `<URL>/v1/traces`).
     #[cfg(feature = "otel")]
@@ -146,6 +151,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.core.allow_private_network = args.allow_private_network;
     config.core.env_catalog_dir = args.env_catalog_dir;
     config.core.host_probe = args.probe == Probe::Host;
+    config.core.sqlite_wal_restart_bytes = args.sqlite_wal_restart_bytes;
     config.dashboard_listen = args.dashboard_listen;
     config.metrics_listen = args.metrics_listen;
     config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout_seconds);

@@ -2,6 +2,7 @@
 //! a controlled environment, and reading its JSON output.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod pg;
 pub mod served;
 
 use serde_json::Value;

@@ -18,12 +18,15 @@
 //! Why the RESTART: under continuous group commits the writer's next batch
 //! almost never finds the WAL fully copied, so the WAL never starts over and
 //! grows without bound (20 GB in a 12-minute soak at 300 tasks/s). Once the
-//! WAL holds more than [`RESTART_ABOVE`], a `RESTART` checkpoint (at most
-//! every [`RESTART_EVERY`]) copies everything and makes the next batch start
-//! the WAL over; it waits for the writer's current batch, a few
-//! milliseconds (`TRUNCATE` would block writes for hundreds). With
-//! `journal_size_limit` ([`JOURNAL_SIZE_LIMIT`]) the file itself is cut back
-//! when the WAL starts over, and a burst's WAL is truncated once writes stop.
+//! WAL holds more than the restart threshold ([`DEFAULT_WAL_RESTART_BYTES`]
+//! unless configured: `StoreOptions::wal_restart_bytes`), a `RESTART`
+//! checkpoint (at most every [`RESTART_EVERY`]) copies everything and makes
+//! the next batch start the WAL over; it waits for the writer's current
+//! batch, a few milliseconds (`TRUNCATE` would block writes for hundreds).
+//! With `journal_size_limit` set to the same threshold the file itself is
+//! cut back when the WAL starts over, and a burst's WAL is truncated once
+//! writes stop. So the WAL file stays near the threshold plus what
+//! [`RESTART_EVERY`] of writes add.
 
 use super::Writer;
 use sqlx::sqlite::SqliteConnectOptions;
@@ -36,23 +39,30 @@ use std::time::{Duration, Instant};
 /// keeps the WAL near the size autocheckpoint would.
 const INTERVAL: Duration = Duration::from_millis(100);
 
-/// WAL content (bytes) above which a `RESTART` checkpoint runs.
-const RESTART_ABOVE: i64 = 64 * 1024 * 1024;
+/// WAL content (bytes) above which a `RESTART` checkpoint runs, unless
+/// configured otherwise; also the `journal_size_limit` every connection
+/// sets (what the WAL file is cut back to when it starts over). 64 MiB kept
+/// the WAL under 163 MB at 300 tasks/s plus 2,000 log rows/s.
+pub const DEFAULT_WAL_RESTART_BYTES: u64 = 64 * 1024 * 1024;
+/// The least restart threshold a store accepts: below it the RESTART
+/// checkpoints (each waits for the writer's batch) would come every
+/// [`RESTART_EVERY`] under any load.
+pub const MIN_WAL_RESTART_BYTES: u64 = 64 * 1024;
 /// Least time between two `RESTART` checkpoints.
 const RESTART_EVERY: Duration = Duration::from_secs(2);
-/// `journal_size_limit`: what the WAL file is cut back to when it starts
-/// over (every connection sets it).
-pub(super) const JOURNAL_SIZE_LIMIT: &str = "67108864";
 
 /// Starts the checkpointer of the SQLite database `options` opens, written
-/// by `writer`. It ends when the store closes, or when the writer is gone
+/// by `writer`, restarting the WAL once it holds more than `restart_above`
+/// bytes (also the connections' `journal_size_limit`). It ends when the store closes, or when the writer is gone
 /// (a store dropped without closing): it holds no strong reference, so it
 /// keeps neither the writer's connection nor the file open.
 pub(super) fn spawn_checkpointer(
     options: SqliteConnectOptions,
     writer: &Arc<Writer>,
+    restart_above: u64,
 ) -> tokio::task::AbortHandle {
     let writer = Arc::downgrade(writer);
+    let restart_above = restart_above.max(MIN_WAL_RESTART_BYTES);
     tokio::spawn(async move {
         let mut conn: Option<SqliteConnection> = None;
         let begun = |writer: &Weak<Writer>| writer.upgrade().map(|w| w.batches_begun());
@@ -75,8 +85,7 @@ pub(super) fn spawn_checkpointer(
             if begun == seen {
                 // Writes stopped: a WAL file left large by a burst is cut
                 // back once (nothing waits on the writer now).
-                let large = std::fs::metadata(&wal)
-                    .is_ok_and(|m| m.len() > JOURNAL_SIZE_LIMIT.parse().unwrap_or(u64::MAX));
+                let large = std::fs::metadata(&wal).is_ok_and(|m| m.len() > restart_above);
                 if !trimmed
                     && large
                     && let Some(c) = conn.as_mut()
@@ -111,7 +120,8 @@ pub(super) fn spawn_checkpointer(
                     if copied >= frames {
                         seen = begun;
                     }
-                    if frames.saturating_mul(page_size(c).await) > RESTART_ABOVE
+                    if u64::try_from(frames.saturating_mul(page_size(c).await))
+                        .is_ok_and(|bytes| bytes > restart_above)
                         && last_restart.elapsed() >= RESTART_EVERY
                     {
                         last_restart = Instant::now();

@@ -2,6 +2,7 @@
 //! the embedded migrations, and the writers and background tasks a
 //! [`Store`] owns.
 
+use super::checkpoint::{DEFAULT_WAL_RESTART_BYTES, MIN_WAL_RESTART_BYTES};
 use super::health::{self, Health};
 use super::notify::{spawn_listener, spawn_notifier};
 use super::writer_thread::WriterThread;
@@ -116,6 +117,10 @@ impl Store {
             let path = path.split('?').next().unwrap_or(path);
             file_mode::prepare(Path::new(path))?;
             let lock = data_lock::for_store(Path::new(path))?;
+            let wal_restart_bytes = match options.wal_restart_bytes {
+                0 => DEFAULT_WAL_RESTART_BYTES,
+                n => n.max(MIN_WAL_RESTART_BYTES),
+            };
             let connect = SqliteConnectOptions::new()
                 .filename(path)
                 .create_if_missing(true)
@@ -129,7 +134,7 @@ impl Store {
                 // default is 2 MiB) so a write batch's index pages stay hot.
                 .pragma("mmap_size", "268435456")
                 .pragma("cache_size", "-16384")
-                .pragma("journal_size_limit", checkpoint::JOURNAL_SIZE_LIMIT);
+                .pragma("journal_size_limit", wal_restart_bytes.to_string());
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
@@ -164,7 +169,7 @@ impl Store {
                 buses,
                 true,
             );
-            let checkpointer = checkpoint::spawn_checkpointer(connect, &writer);
+            let checkpointer = checkpoint::spawn_checkpointer(connect, &writer, wal_restart_bytes);
             Backend::Sqlite {
                 read,
                 writers: Writers::new(vec![writer]),

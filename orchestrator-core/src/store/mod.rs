@@ -35,6 +35,7 @@ mod search;
 mod stored_json;
 mod writer_thread;
 pub use access::{Access, Conn, Db};
+pub use checkpoint::{DEFAULT_WAL_RESTART_BYTES, MIN_WAL_RESTART_BYTES};
 pub(crate) use combine::{Combine, Combined, Post};
 pub(crate) use connect::{POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS};
 pub use data_lock::{DataLock, LockFailure};

@@ -42,6 +42,12 @@ pub struct StoreOptions {
     /// source, the Rust that also builds the single-request statement, and
     /// so replicas of different versions each run their own. Empty: none.
     pub writer_session: &'static str,
+    /// SQLite: the WAL size (bytes) past which the checkpointer restarts
+    /// the WAL, and the `journal_size_limit` ([`super::checkpoint`]); 0
+    /// picks [`super::DEFAULT_WAL_RESTART_BYTES`]. Configurable so an
+    /// operator can trade disk for fewer RESTART checkpoints, and so a test
+    /// can see the bound hold in seconds instead of minutes.
+    pub wal_restart_bytes: u64,
 }
 
 /// PostgreSQL writer connections when none are configured: one, so the

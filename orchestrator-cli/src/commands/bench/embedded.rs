@@ -124,6 +124,19 @@ impl Embedded {
         self.child.id()
     }
 
+    /// The SQLite data directory of the run (`orch.db` and its WAL), for
+    /// `soak`'s file sizes; `None` on PostgreSQL.
+    pub fn data_dir(&self) -> Option<&std::path::Path> {
+        self._data_dir.as_ref().map(tempfile::TempDir::path)
+    }
+
+    /// The URL of the run's PostgreSQL database, for `soak`'s size and
+    /// dead-tuple readings; `None` on SQLite.
+    pub fn database_url(&self) -> Option<String> {
+        let (admin_url, name) = self.pg_database.as_ref()?;
+        with_database(admin_url, name).ok()
+    }
+
     /// Peak and current RSS of the server (Linux only; `None` elsewhere).
     pub fn memory(&self) -> Option<ServerMemory> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).ok()?;

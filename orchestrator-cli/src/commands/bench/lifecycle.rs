@@ -4,15 +4,17 @@
 //! rates and p50/p95/p99/max per route. One HTTP request per step, as an
 //! agent runtime would make them, so a task costs four requests.
 
-use super::stats::{self, Recorder};
+use super::stats::{self, Record, Recorder};
 use super::{Decorate, FirstError, Outcome, Target, create_tasks_with, register_agents};
 use anyhow::{Result, bail};
 use clap::Args;
+use orchestrator_client::Client;
 use orchestrator_client::api::{ClaimTask, CompleteTask, StartTask};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
+use uuid::Uuid;
 
 #[derive(Debug, Clone, Args)]
 pub struct LifecycleArgs {
@@ -30,6 +32,74 @@ pub struct LifecycleArgs {
     /// `claim-batch` and completes them in one `complete-batch`.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub batch: Option<u16>,
+}
+
+/// How one agent's turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// A task was claimed, started and completed.
+    Completed,
+    /// The claim found nothing to do.
+    Empty,
+    /// The claim or the complete failed (a failed start is noted and the
+    /// complete still tried, as a runtime would).
+    Failed,
+}
+
+/// One agent's turn of the lifecycle: claim → start → complete, one HTTP
+/// request each, every step timed into `record` under its route (failures
+/// counted there and the first one kept in `errors`). Shared by
+/// `lifecycle` (agents in a closed loop) and `soak` (one turn per arrival).
+pub async fn turn(
+    client: &Client,
+    agent_id: Uuid,
+    record: &mut impl Record,
+    errors: &FirstError,
+) -> Turn {
+    let t = Instant::now();
+    let claim = ClaimTask {
+        agent_id,
+        ..Default::default()
+    };
+    let task = match client.tasks().claim(&claim).await {
+        Ok(Some(task)) => task,
+        Ok(None) => return Turn::Empty,
+        Err(e) => {
+            record.error();
+            errors.note(&e);
+            return Turn::Failed;
+        }
+    };
+    record.record("POST /tasks/claim", t.elapsed());
+    let start = StartTask {
+        agent_id: Some(agent_id),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    match client.tasks().start(task.id, &start).await {
+        Ok(_) => record.record("POST /tasks/:id/start", t.elapsed()),
+        Err(e) => {
+            record.error();
+            errors.note(&e);
+        }
+    }
+    let complete = CompleteTask {
+        agent_id: Some(agent_id),
+        output: Some(json!({ "ok": true })),
+        ..Default::default()
+    };
+    let t = Instant::now();
+    match client.tasks().complete(task.id, &complete).await {
+        Ok(_) => {
+            record.record("POST /tasks/:id/complete", t.elapsed());
+            Turn::Completed
+        }
+        Err(e) => {
+            record.error();
+            errors.note(&e);
+            Turn::Failed
+        }
+    }
 }
 
 pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
@@ -84,64 +154,24 @@ pub async fn run_with(
             let mut local = Recorder::new();
             let mut completed = 0u64;
             let mut failures = 0u32;
-            let claim = ClaimTask {
-                agent_id,
-                ..Default::default()
-            };
-            let start = StartTask {
-                agent_id: Some(agent_id),
-                ..Default::default()
-            };
             loop {
-                let t = Instant::now();
-                let task = match client.tasks().claim(&claim).await {
-                    Ok(Some(task)) => task,
-                    // Nothing pending: every task is claimed (the queue was
-                    // filled before the agents started).
-                    // With flow limits a full key answers nothing while tasks
-                    // remain: wait for a slot.
-                    Ok(None)
-                        if limited && remaining.load(std::sync::atomic::Ordering::Relaxed) > 0 =>
-                    {
-                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-                        continue;
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        local.errors += 1;
-                        errors.note(&e);
-                        failures += 1;
-                        if failures > 100 {
-                            break;
-                        }
-                        continue;
-                    }
-                };
-                local.record("POST /tasks/claim", t.elapsed());
-                let t = Instant::now();
-                match client.tasks().start(task.id, &start).await {
-                    Ok(_) => local.record("POST /tasks/:id/start", t.elapsed()),
-                    Err(e) => {
-                        local.errors += 1;
-                        errors.note(&e);
-                    }
-                }
-                let complete = CompleteTask {
-                    agent_id: Some(agent_id),
-                    output: Some(json!({ "ok": true })),
-                    ..Default::default()
-                };
-                let t = Instant::now();
-                match client.tasks().complete(task.id, &complete).await {
-                    Ok(_) => {
-                        local.record("POST /tasks/:id/complete", t.elapsed());
+                match turn(&client, agent_id, &mut local, &errors).await {
+                    Turn::Completed => {
                         remaining.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                         completed += 1;
                         bar.inc(1);
                     }
-                    Err(e) => {
-                        local.errors += 1;
-                        errors.note(&e);
+                    // With flow limits a full key answers nothing while tasks
+                    // remain: wait for a slot.
+                    Turn::Empty
+                        if limited && remaining.load(std::sync::atomic::Ordering::Relaxed) > 0 =>
+                    {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                    // Nothing pending: every task is claimed (the queue was
+                    // filled before the agents started).
+                    Turn::Empty => break,
+                    Turn::Failed => {
                         failures += 1;
                         if failures > 100 {
                             break;

@@ -6,7 +6,8 @@
 //! rate), `ingest` (log batches from C clients), `stream` (wake-up latency
 //! of a waiting worker), `noop` (`GET /api/v1/auth/me`: route + auth +
 //! envelope, the server's own ceiling), `limits` (the lifecycle plain and
-//! with flow limits, as a ratio). Every run states its parameters,
+//! with flow limits, as a ratio), `soak` (the lifecycle at a fixed rate for
+//! minutes, reported per minute). Every run states its parameters,
 //! backend, machine (cores) and build profile; percentiles come from
 //! hdrhistogram. Build with `--release`: a debug build says so in its report.
 //! Every request goes through the SDK, as a user's client would.
@@ -18,6 +19,7 @@ pub mod lifecycle;
 mod lifecycle_batch;
 pub mod limits;
 pub mod noop;
+pub mod soak;
 pub mod stats;
 pub mod stream;
 
@@ -75,6 +77,9 @@ pub enum Workload {
     /// The lifecycle plain, then with flow limits (K concurrency keys of
     /// limit L and one rate key): tasks/s of both and their ratio.
     Limits(limits::LimitsArgs),
+    /// The lifecycle at a fixed open-loop rate for minutes (plus optional
+    /// log rows): per minute tasks done, p50/p99, server RSS and database size.
+    Soak(soak::SoakArgs),
 }
 
 /// What a workload runs against.
@@ -170,6 +175,7 @@ pub async fn run(global: &GlobalOpts, args: BenchArgs) -> Result<()> {
         Workload::Stream(a) => stream::run(&target, a).await,
         Workload::Noop(a) => noop::run(&target, a).await,
         Workload::Limits(a) => limits::run(&target, a).await,
+        Workload::Soak(a) => soak::run(&target, a, global.format() == OutputFormat::Json).await,
     };
     let server = target.embedded.as_ref().and_then(Embedded::memory);
     if let Some(embedded) = target.embedded.as_mut() {

@@ -50,6 +50,25 @@ impl Recorder {
     }
 }
 
+/// Where a step's timing or failure goes: a [`Recorder`] of one client, or
+/// (`orch bench soak`) a short list moved into the minute's recorder.
+pub trait Record {
+    /// A step of `route` that answered after `elapsed`.
+    fn record(&mut self, route: &'static str, elapsed: Duration);
+    /// A step that failed.
+    fn error(&mut self);
+}
+
+impl Record for Recorder {
+    fn record(&mut self, route: &'static str, elapsed: Duration) {
+        Recorder::record(self, route, elapsed);
+    }
+
+    fn error(&mut self) {
+        self.errors += 1;
+    }
+}
+
 fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_MICROS, 3).expect("valid histogram bounds")
 }

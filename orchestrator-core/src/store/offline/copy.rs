@@ -2,10 +2,10 @@
 //! PostgreSQL database.
 //!
 //! The table list is not kept by hand: it is read from the SQLite file and
-//! from the PostgreSQL database after this binary's migrations ran on it,
-//! and the two must name the same tables, each with every SQLite column
-//! (PostgreSQL may have more, such as the `txid` keyset column, when they
-//! fill themselves by default). Tables are copied parents first (by the
+//! from the PostgreSQL database after this binary's migrations up to the
+//! source's version ran on it, and the two must name the same tables, each
+//! with every SQLite column (PostgreSQL may have more, such as the `txid`
+//! keyset column, when they fill themselves by default). Tables are copied parents first (by the
 //! foreign keys PostgreSQL declares), rows with their ids and every value
 //! as stored, so sealed secrets stay sealed under the same master key
 //! (which travels in `server_secrets` unless it is configured), API keys and
@@ -19,6 +19,11 @@
 //! ([`crate::store::DataLock`]) so no server writes to it meanwhile; the
 //! target must be empty, so a server started on it by mistake (which would
 //! have created its first keys) makes the copy refuse.
+//!
+//! A source written by an older orch is not migrated (the copy never
+//! writes to it): the target is migrated to the source's version, the rows
+//! copied, and the migrations the source lacks then run on the target, as
+//! `orch serve` would have run them on the file.
 
 use super::schema::SchemaStatus;
 use super::values::{self, Checksum, Kind, Value};
@@ -54,9 +59,12 @@ pub struct CopyReport {
     pub source: String,
     /// `host:port/database` of the target (no credentials).
     pub target: String,
-    /// The highest migration the source had applied; a source with
-    /// migrations pending is refused, so it is this binary's latest.
+    /// The source's schema version: the target was migrated to it before
+    /// the copy.
     pub schema_version: i64,
+    /// Migrations the source had not applied yet, applied to the target
+    /// after the copy (the source file is left as it was).
+    pub migrated_after: Vec<i64>,
     /// Every table copied, in copy order (parents before children).
     pub tables: Vec<TableCopy>,
     /// Identity counters set, as `table.column` and the last id used.
@@ -114,17 +122,10 @@ pub async fn copy(from: &str, to: &str) -> Result<CopyReport> {
     let mut sqlite = open_sqlite(&source_path).await?;
     let schema = SchemaStatus::sqlite(&mut sqlite).await?;
     schema.require_known()?;
-    if !schema.pending.is_empty() {
-        return Err(OfflineError::Invalid(format!(
-            "{} has pending migrations: start this version of orch serve on it once (it \
-             applies them), stop it, then copy",
-            source_path.display()
-        )));
-    }
     let mut pg = PgConnection::connect(to)
         .await
         .context(|| format!("cannot connect to {target}"))?;
-    prepare_target(&mut pg, &target).await?;
+    prepare_target(&mut pg, &target, &schema).await?;
     let tables = plan(&mut sqlite, &mut pg).await?;
     let mut tx = pg.begin().await.context(|| "cannot begin".into())?;
     let mut copied = Vec::new();
@@ -150,6 +151,17 @@ pub async fn copy(from: &str, to: &str) -> Result<CopyReport> {
     }
     let sequences = advance_counters(&mut sqlite, &mut tx, &tables).await?;
     tx.commit().await.context(|| "cannot commit".into())?;
+    let migrated_after = schema.pending.clone();
+    if !migrated_after.is_empty() {
+        POSTGRES_MIGRATIONS.run(&mut pg).await.map_err(|e| {
+            OfflineError::Failed(format!(
+                "the tables were copied into {target} at migration {}, but the migrations \
+                 after it failed there: {e} (orch serve applies them at start, or copy into \
+                 a new database)",
+                schema.version
+            ))
+        })?;
+    }
     sqlx::raw_sql("ANALYZE")
         .execute(&mut pg)
         .await
@@ -160,15 +172,19 @@ pub async fn copy(from: &str, to: &str) -> Result<CopyReport> {
         source: source_path.display().to_string(),
         target,
         schema_version: schema.version,
+        migrated_after,
         tables: copied,
         sequences,
         millis: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
 
-/// Migrates the target, after making sure it holds nothing: no tables but
-/// orch's, and none of those with a row.
-async fn prepare_target(pg: &mut PgConnection, target: &str) -> Result<()> {
+/// Migrates the target to the source's schema version (`source.version`),
+/// after making sure it holds nothing: no tables but orch's, and none of
+/// those with a row. A source with pending migrations is copied as it is,
+/// and the target gets the rest afterwards ([`copy`]): the copy never
+/// writes to the source, so it works on a backup or a read-only file too.
+async fn prepare_target(pg: &mut PgConnection, target: &str, source: &SchemaStatus) -> Result<()> {
     let existing = pg_tables(pg).await?;
     let status = SchemaStatus::postgres(pg).await?;
     if status.is_none() && !existing.is_empty() {
@@ -184,9 +200,15 @@ async fn prepare_target(pg: &mut PgConnection, target: &str) -> Result<()> {
     }
     if let Some(status) = status {
         status.require_known()?;
+        if status.version > source.version {
+            return Err(OfflineError::Refused(format!(
+                "{target} is at migration {}, past the source's {}: copy into a new database",
+                status.version, source.version
+            )));
+        }
     }
     POSTGRES_MIGRATIONS
-        .run(&mut *pg)
+        .run_to(source.version, &mut *pg)
         .await
         .map_err(|e| OfflineError::Failed(format!("cannot migrate {target}: {e}")))?;
     for table in pg_tables(pg).await? {
