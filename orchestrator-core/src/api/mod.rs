@@ -32,6 +32,7 @@ pub mod pagination;
 pub mod playbooks;
 pub mod run_control;
 pub mod schedules;
+pub mod task_operations;
 pub mod tasks;
 pub mod tenants;
 mod time;
@@ -59,6 +60,7 @@ pub use logs::{
 pub use operations::*;
 pub use pagination::{Page, PageRequest};
 pub use run_control::{RescheduleTask, RetryPolicy, TaskHeartbeat, TaskHeartbeatAck};
+pub use task_operations::*;
 pub use tasks::*;
 pub use tenants::{CreateTenant, CreatedTenant, Tenant};
 pub use time::Timestamp;
