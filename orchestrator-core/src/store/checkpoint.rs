@@ -46,7 +46,7 @@ const INTERVAL: Duration = Duration::from_millis(100);
 pub const DEFAULT_WAL_RESTART_BYTES: u64 = 64 * 1024 * 1024;
 /// The least restart threshold a store accepts: below it the RESTART
 /// checkpoints (each waits for the writer's batch) would come every
-/// [`RESTART_EVERY`] under any load.
+/// `RESTART_EVERY` under any load.
 pub const MIN_WAL_RESTART_BYTES: u64 = 64 * 1024;
 /// Least time between two `RESTART` checkpoints.
 const RESTART_EVERY: Duration = Duration::from_secs(2);
