@@ -194,20 +194,15 @@ pub async fn run_with(
     let total = started.elapsed();
     errors.report();
 
-    let mut results = BTreeMap::new();
-    results.insert("tasks_created", json!(created.len()));
-    results.insert("tasks_completed", json!(completed));
-    results.insert("tasks_per_s", json!(stats::rate(completed, total)));
-    results.insert(
-        "create_per_s",
-        json!(stats::rate(created.len() as u64, create_time)),
-    );
-    results.insert(
-        "drain_tasks_per_s",
-        json!(stats::rate(completed, drain_time)),
-    );
     let requests = created.len() as u64 + recorder.count("POST /tasks/claim") * 3;
-    results.insert("requests_per_s", json!(stats::rate(requests, total)));
+    let results = drain_results(
+        created.len() as u64,
+        completed,
+        requests,
+        total,
+        create_time,
+        drain_time,
+    );
     Ok(Outcome {
         workload: "lifecycle",
         parameters: json!({ "tasks": args.tasks, "agents": args.agents, "creators": creators }),
@@ -216,4 +211,28 @@ pub async fn run_with(
         latency: recorder.summaries(),
         errors: recorder.errors,
     })
+}
+
+/// The throughput figures every lifecycle run reports, whatever protocol it
+/// drove: so the plain and the batched runs' JSON files carry the same
+/// fields and can be compared line by line.
+pub(super) fn drain_results(
+    created: u64,
+    completed: u64,
+    requests: u64,
+    total: std::time::Duration,
+    create_time: std::time::Duration,
+    drain_time: std::time::Duration,
+) -> BTreeMap<&'static str, serde_json::Value> {
+    let mut results = BTreeMap::new();
+    results.insert("tasks_created", json!(created));
+    results.insert("tasks_completed", json!(completed));
+    results.insert("tasks_per_s", json!(stats::rate(completed, total)));
+    results.insert("create_per_s", json!(stats::rate(created, create_time)));
+    results.insert(
+        "drain_tasks_per_s",
+        json!(stats::rate(completed, drain_time)),
+    );
+    results.insert("requests_per_s", json!(stats::rate(requests, total)));
+    results
 }

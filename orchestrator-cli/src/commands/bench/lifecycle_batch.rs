@@ -6,15 +6,14 @@
 //! of two requests. The report has the plain run's fields, so the two runs
 //! compare field by field.
 
-use super::lifecycle::LifecycleArgs;
-use super::stats::{self, Recorder};
+use super::lifecycle::{LifecycleArgs, drain_results};
+use super::stats::Recorder;
 use super::{FirstError, Outcome, Target, create_tasks_with};
 use anyhow::{Context, Result};
 use orchestrator_client::api::{
     ClaimBatch, CompleteBatch, CompleteBatchItem, RegisterWorker, WorkerAgentSpec,
 };
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 use uuid::Uuid;
@@ -149,20 +148,15 @@ pub async fn run(target: &Target, args: &LifecycleArgs, batch: usize) -> Result<
     let total = started.elapsed();
     errors.report();
 
-    let mut results = BTreeMap::new();
-    results.insert("tasks_created", json!(created.len()));
-    results.insert("tasks_completed", json!(completed));
-    results.insert("tasks_per_s", json!(stats::rate(completed, total)));
-    results.insert(
-        "create_per_s",
-        json!(stats::rate(created.len() as u64, create_time)),
-    );
-    results.insert(
-        "drain_tasks_per_s",
-        json!(stats::rate(completed, drain_time)),
-    );
     let requests = created.len() as u64 + recorder.count(CLAIM) + recorder.count(COMPLETE);
-    results.insert("requests_per_s", json!(stats::rate(requests, total)));
+    let results = drain_results(
+        created.len() as u64,
+        completed,
+        requests,
+        total,
+        create_time,
+        drain_time,
+    );
     Ok(Outcome {
         workload: "lifecycle",
         parameters: json!({
