@@ -63,13 +63,31 @@ macro_rules! candidate_lock {
     };
 }
 
+/// How a candidate names the row it picked, and how the claim `UPDATE`
+/// finds it again: by id on SQLite; by `ctid` on PostgreSQL, a TID scan, the
+/// one path the planner has for it. The combined claim runs on a generic
+/// plan ([`CLAIM_EACH_FUNCTION`]), planned once per connection, possibly
+/// while `tasks` was empty; planned that way, `id = <candidate>` once chose
+/// a walk of `tasks_tenant_created` over the primary key (both cost nothing
+/// on an empty table), which would have walked every task once the table
+/// grew. The row is locked by the candidate's `FOR UPDATE` in the same
+/// statement, so its `ctid` cannot move before the update.
+macro_rules! row_key {
+    (sqlite) => {
+        "id"
+    };
+    (postgres) => {
+        "ctid"
+    };
+}
+
 /// One candidate subquery: the first eligible task, in claim order, that
 /// also meets `$prefer` (the pieces of one more condition), held until the
 /// claim commits. `$p` are [`eligible!`]'s parameters.
 macro_rules! candidate {
     ($dialect:tt, [$($p:literal),*], $($prefer:literal),+) => {
         concat!(
-            "(SELECT t.id FROM tasks t WHERE ",
+            "(SELECT t.", row_key!($dialect), " FROM tasks t WHERE ",
             eligible!($dialect, $($p),*),
             $($prefer,)+
             " ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
@@ -79,12 +97,28 @@ macro_rules! candidate {
     };
 }
 
+/// Where the fair pick looks for a group's tasks: for the group without a
+/// key, the claimable tasks without one alone (`tasks_claimable_keyless`,
+/// migration 0021), so that the probe does not walk the keyed tasks ahead
+/// of them in the claim-order index (which made every claim walk every
+/// pending keyed task while that group was the one claimed longest ago).
+/// PostgreSQL's planner takes that index from its predicate; SQLite's,
+/// without statistics, is told.
+macro_rules! group_tasks {
+    (sqlite, "IS NULL") => {
+        "FROM tasks t INDEXED BY tasks_claimable_keyless WHERE "
+    };
+    ($dialect:tt, $group:literal) => {
+        "FROM tasks t WHERE "
+    };
+}
+
 /// The eligible tasks of the fair pick's group (`$group`: `IS NULL` for
 /// the group without a key, else `= <key>`) at the top priority.
 macro_rules! in_group {
-    ($dialect:tt, [$tenant:literal, $($p:literal),*], $group:literal, $key:literal) => {
+    ($dialect:tt, [$tenant:literal, $($p:literal),*], $group:tt, $key:literal) => {
         concat!(
-            "FROM tasks t WHERE ",
+            group_tasks!($dialect, $group),
             eligible!($dialect, $tenant, $($p),*),
             " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL AND t.concurrency_key ",
             $group, $key,
@@ -100,10 +134,10 @@ macro_rules! in_group {
 macro_rules! fair_pick {
     ($dialect:tt, [$tenant:literal, $($p:literal),*]) => {
         concat!(
-            "(SELECT CASE WHEN f.key = '' THEN (SELECT t.id ",
+            "(SELECT CASE WHEN f.key = '' THEN (SELECT t.", row_key!($dialect), " ",
             in_group!($dialect, [$tenant, $($p),*], "IS NULL", ""),
             " ORDER BY t.created_at, t.id LIMIT 1", candidate_lock!($dialect),
-            ") ELSE (SELECT t.id ",
+            ") ELSE (SELECT t.", row_key!($dialect), " ",
             in_group!($dialect, [$tenant, $($p),*], "= ", "f.key"),
             " ORDER BY t.created_at, t.id LIMIT 1", candidate_lock!($dialect),
             ") END FROM (SELECT g.key FROM concurrency_keys g WHERE g.tenant_id = ", $tenant,
@@ -136,13 +170,15 @@ macro_rules! fair_pick {
 ///
 /// PostgreSQL runs `plain` and `fair` as two statements and probes first
 /// ([`KEYED_PENDING_POSTGRES`], and an `IF` in [`CLAIM_EACH_FUNCTION`]):
-/// it plans a custom plan at every execution of the claim (its generic
-/// plan walks every pending task: 40 s over 700 of them), and a plan of
-/// `probe` plans the fair pick's dozens of subqueries even for a tenant
-/// that never used a key: 22 to 28 ms of planning per claim against 2 to
-/// 9 ms for `plain`, measured on the 64-claimer test's database, which made
-/// that test CPU-bound in the planner. SQLite compiles a statement once, so
-/// it keeps the one statement.
+/// the fair pick is planned at every execution with its values (its
+/// generic plan walks every pending task: 40 s over 700 of them), and a
+/// plan of `probe` plans the fair pick's dozens of subqueries even for a
+/// tenant that never used a key: 22 to 28 ms of planning per claim against
+/// 2 to 9 ms for `plain`, measured on the 64-claimer test's database, which
+/// made that test CPU-bound in the planner. The combined claim runs `plain`
+/// on a cached generic plan (see [`CLAIM_EACH_FUNCTION`] for why that plan
+/// is safe). SQLite compiles a statement once, so it keeps the one
+/// statement.
 macro_rules! general_candidate {
     (probe, $dialect:tt, [$tenant:literal, $($p:literal),*]) => {
         concat!(
@@ -193,7 +229,9 @@ macro_rules! claim_update {
             // The lease (run control §4) starts at the claim.
             ", last_heartbeat_at = ",
             $now,
-            " WHERE id = COALESCE(",
+            " WHERE ",
+            row_key!($dialect),
+            " = COALESCE(",
             candidate!(
                 $dialect,
                 [
@@ -255,27 +293,56 @@ pub(super) const CLAIM_POSTGRES_FAIR: &str = concat!(
 
 /// The function a combined claim calls ([`super::claim_each`]): for each
 /// agent of the parallel arrays, in order, the one-request claim (the same
-/// `UPDATE`, over variables instead of placeholders, in its `fair` or
-/// `plain` form by the same probe as [`KEYED_PENDING_POSTGRES`]: PL/pgSQL
-/// plans a statement only when it first runs it); when it claims
-/// nothing, the task the agent already holds, if any. One row per agent:
-/// `claim_outcome` is `claimed`, `held` or `none`, with the task.
+/// `UPDATE`, over variables or placeholders instead of the request's, in its
+/// `fair` or `plain` form by the same probe as [`KEYED_PENDING_POSTGRES`],
+/// run once per tenant of the call); when it claims nothing, the task the
+/// agent already holds, if any. One row per agent: `claim_outcome` is
+/// `claimed`, `held` or `none`, with the task.
 ///
 /// Each agent's claim sees the claims before it (a later statement of the
-/// same transaction), so no two agents get one task. Written in PL/pgSQL so
-/// its statements are planned once per connection and cached, as a prepared
-/// statement is (dynamic SQL would plan every call). A temporary function
+/// same transaction), so no two agents get one task. A temporary function
 /// (`pg_temp`), created by each writer connection as it opens
 /// ([`crate::store::StoreOptions::writer_session`]): nothing to migrate, and
 /// it always matches this build's statement.
+///
+/// How each statement is planned, which is most of a claim's cost (measured
+/// with `pg_stat_statements` under `orch bench claim-latency`: 0.87 ms of
+/// planning against 0.13 ms of execution per claim when every execution was
+/// planned, as writer sessions do otherwise, `plan_cache_mode =
+/// force_custom_plan`):
+///
+/// - The `plain` claim, the hot path, runs on a **generic plan**, planned
+///   once per connection and cached (the function's `SET plan_cache_mode =
+///   force_generic_plan`). A generic plan is not re-planned as tables grow,
+///   so its shape must not depend on their size (issue 33, defect 9): the
+///   function also turns sequential and bitmap scans off, which leaves the
+///   claim one plan whatever the statistics say, empty table or millions
+///   of rows: the ordered walk of a claimable index (`LIMIT 1`), primary
+///   key probes of `workflows`, `concurrency_keys` and `rate_limits`, the
+///   held-task index, and a TID scan for the update itself ([`row_key!`]).
+///   The cached plan, logged by `auto_explain` on a freshly migrated (and
+///   so analyzed, empty) database, is that plan; a 12-minute soak that grew
+///   `tasks` to 108,000 rows with autovacuum off did not drift (BENCHMARKS.md,
+///   "Soak on PostgreSQL without autovacuum").
+/// - The `fair` claim, the probe and the held-task lookup run as dynamic
+///   SQL (`EXECUTE`), planned at each run with its values, as before: the
+///   fair pick's generic plan walked every pending task (35 to 49 s over
+///   700), and the other two are off the hot path or run once a call.
+///
+/// The `SET` clauses last for the call only (PostgreSQL restores the
+/// settings when the function returns), so the rest of the batch keeps
+/// custom plans.
 pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
     "CREATE FUNCTION pg_temp.orch_claim_each(p_tenant uuid[], p_agent uuid[], p_worker uuid[], \
        p_workflow uuid[], p_tags jsonb[], p_runnable jsonb[], p_env uuid[], a_now timestamptz) \
      RETURNS TABLE (claim_agent uuid, claim_outcome text, claim_task tasks) \
-     LANGUAGE plpgsql AS $orch$ \
+     LANGUAGE plpgsql \
+     SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_bitmapscan = off \
+     AS $orch$ \
      DECLARE \
        a_tenant uuid; a_agent uuid; a_worker uuid; a_workflow uuid; a_tags jsonb; \
-       a_runnable uuid[]; a_env uuid; a_row tasks; \
+       a_runnable uuid[]; a_env uuid; a_row tasks; a_claimed bigint; \
+       a_probed uuid; a_fair boolean := false; \
      BEGIN \
        FOR i IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP \
          a_tenant := p_tenant[i]; a_agent := p_agent[i]; a_worker := p_worker[i]; \
@@ -285,21 +352,20 @@ pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
            a_runnable := ARRAY(SELECT jsonb_array_elements_text(p_runnable[i])::uuid); \
          END IF; \
          claim_agent := a_agent; \
-         IF EXISTS (SELECT 1 FROM tasks l WHERE l.tenant_id = a_tenant \
-              AND l.state = 'pending' AND l.concurrency_key IS NOT NULL) THEN ",
+         IF a_probed IS DISTINCT FROM a_tenant THEN \
+           EXECUTE $probe$",
+    "SELECT EXISTS (SELECT 1 FROM tasks l WHERE l.tenant_id = $1 \
+       AND l.state = 'pending' AND l.concurrency_key IS NOT NULL)",
+    "$probe$ INTO a_fair USING a_tenant; \
+           a_probed := a_tenant; \
+         END IF; \
+         IF a_fair THEN \
+           EXECUTE $fair$",
     claim_update!(
-        fair,
-        postgres,
-        "a_tenant",
-        "a_agent",
-        "a_worker",
-        "a_now",
-        "a_workflow",
-        "a_tags",
-        "a_runnable",
-        "a_env"
+        fair, postgres, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"
     ),
-    " RETURNING tasks.* INTO a_row; \
+    " RETURNING tasks.*$fair$ INTO a_row \
+             USING a_tenant, a_agent, a_worker, a_now, a_workflow, a_tags, a_runnable, a_env; \
          ELSE ",
     claim_update!(
         plain,
@@ -315,13 +381,15 @@ pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
     ),
     " RETURNING tasks.* INTO a_row; \
          END IF; \
-         IF FOUND THEN \
+         GET DIAGNOSTICS a_claimed = ROW_COUNT; \
+         IF a_claimed > 0 THEN \
            claim_outcome := 'claimed'; claim_task := a_row; RETURN NEXT; CONTINUE; \
          END IF; \
-         SELECT h.* INTO a_row FROM tasks h WHERE h.assigned_agent_id = a_agent \
-           AND h.tenant_id = a_tenant AND h.state IN ('claimed', 'in_progress') \
-           ORDER BY h.claimed_at LIMIT 1; \
-         IF FOUND THEN \
+         EXECUTE $held$SELECT h.* FROM tasks h WHERE h.assigned_agent_id = $1 \
+           AND h.tenant_id = $2 AND h.state IN ('claimed', 'in_progress') \
+           ORDER BY h.claimed_at LIMIT 1$held$ INTO a_row USING a_agent, a_tenant; \
+         GET DIAGNOSTICS a_claimed = ROW_COUNT; \
+         IF a_claimed > 0 THEN \
            claim_outcome := 'held'; claim_task := a_row; \
          ELSE \
            claim_outcome := 'none'; claim_task := NULL; \

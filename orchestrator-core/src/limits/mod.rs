@@ -13,8 +13,8 @@
 //!   `rate_limit_claims`: the claims of each rate key within its window
 //!   (epoch milliseconds), pruned as claims come.
 //!
-//! `held`, `last_claimed_at` and the claim log are written by database
-//! triggers (migration 0020) in the transaction that moves the task, on
+//! `held`, `last_claimed_at`, the claim log and its count are written by
+//! database triggers (migrations 0020 and 0021) in the transaction that moves the task, on
 //! every path: a claim takes a slot, and a completion, failure, cancel,
 //! retry, lease expiry or release frees it. Nothing is counted in memory,
 //! so replicas agree and a crash loses nothing.
@@ -61,8 +61,15 @@
 //! # Rate windows
 //!
 //! The window slides: a claim is allowed while fewer than `limit` claims of
-//! the key lie in `(now - period, now]`. Counting is O(limit) per candidate
-//! with the key. A task held back by a window becomes claimable when the
+//! the key lie in `(now - period, now]`. The count is kept, not counted:
+//! `rate_limits.logged` is the number of the key's rows in the claim log
+//! (migration 0021), updated by the trigger that writes and prunes the log,
+//! so a candidate with the key costs a primary-key probe of its
+//! `rate_limits` row plus an index walk over the log entries that have left
+//! the window since the key's last claim pruned them (few: every claim of
+//! the key prunes). Counting the window instead walked every claim in it,
+//! for each candidate: with a key allowing 1,000,000 claims a minute,
+//! `orch bench limits` ran at 0.08x of the plain lifecycle on SQLite. A task held back by a window becomes claimable when the
 //! window moves; the background job `limits_job` is due at
 //! that instant and wakes every claimer (on every replica through the event
 //! NOTIFY). A freed concurrency slot always comes with a task event (the
@@ -91,10 +98,13 @@ macro_rules! limits_allow {
             " AND (t.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM concurrency_keys k \
              WHERE k.tenant_id = t.tenant_id AND k.key = t.concurrency_key \
              AND k.held >= k.limit_value))",
+            // The window's claims: the key's log (`logged`, kept by the
+            // claim trigger) less its entries that have left the window
+            // since the key's last claim pruned it (migration 0021).
             " AND (t.rate_limit_key IS NULL OR NOT EXISTS (SELECT 1 FROM rate_limits r \
              WHERE r.tenant_id = t.tenant_id AND r.key = t.rate_limit_key \
-             AND r.limit_value <= (SELECT count(*) FROM rate_limit_claims c \
-             WHERE c.tenant_id = r.tenant_id AND c.key = r.key AND c.claimed_ms > ",
+             AND r.limit_value <= r.logged - (SELECT count(*) FROM rate_limit_claims c \
+             WHERE c.tenant_id = r.tenant_id AND c.key = r.key AND c.claimed_ms <= ",
             $crate::limits::epoch_ms!($dialect, $now),
             " - 1000 * r.period_seconds)))"
         )

@@ -29,8 +29,10 @@ pub struct LifecycleArgs {
     pub creators: Option<usize>,
     /// Run the drain on the batched protocol: each of --agents clients is a
     /// worker with N agents that claims (and starts) up to N tasks per
-    /// `claim-batch` and completes them in one `complete-batch`.
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=256))]
+    /// `claim-batch` and completes them in one `complete-batch`. At most 50:
+    /// a worker registers at most 50 agents, and each claimed task is held
+    /// by one of them.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=50))]
     pub batch: Option<u16>,
 }
 
