@@ -48,3 +48,51 @@ async fn keys_take_turns() {
         assert_eq!(round, ["a", "b", "c"], "claims in order: {keys:?}");
     }
 }
+
+/// Priority comes before fairness, also among concurrent claims (which the
+/// server takes together, PostgreSQL in one call of its claim function):
+/// with 40 `normal` tasks over four keys and then 6 `high` and 2 `critical`
+/// ones over other keys and none, 16 agents claiming at once get all 8 of
+/// the urgent tasks.
+#[tokio::test]
+async fn concurrent_claims_take_the_urgent_tasks_first() {
+    use orchestrator_client::api::Priority;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    for k in 0..6 {
+        admin
+            .limits()
+            .set_concurrency(&format!("k{k}"), 100)
+            .await
+            .unwrap();
+    }
+    for i in 0..40 {
+        let mut request = super::keyed(&format!("n{i}"), Some(&format!("k{}", i % 4)), None);
+        request.priority = Some(Priority::Normal);
+        admin.tasks().create(&request).await.unwrap();
+    }
+    let mut urgent = Vec::new();
+    for i in 0..8 {
+        let key = (i < 6).then(|| format!("k{}", 4 + i % 2));
+        let mut request = super::keyed(&format!("u{i}"), key.as_deref(), None);
+        request.priority = Some(if i < 6 {
+            Priority::High
+        } else {
+            Priority::Critical
+        });
+        urgent.push(admin.tasks().create(&request).await.unwrap().id);
+    }
+    let agents = agents(&admin, "urgent", 16).await;
+    let claimed: Vec<_> =
+        futures_util::future::join_all(agents.iter().map(|agent| claim(&admin, *agent)))
+            .await
+            .into_iter()
+            .map(|task| task.expect("a task for every agent").id)
+            .collect();
+    for id in &urgent {
+        assert!(
+            claimed.contains(id),
+            "urgent task {id} was not among the 16 claims"
+        );
+    }
+}

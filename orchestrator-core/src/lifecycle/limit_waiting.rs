@@ -9,7 +9,7 @@ use super::run_control::system;
 use crate::background::Due;
 use crate::control_plane::ControlPlane;
 use crate::error::Result;
-use crate::limits::{LIMIT_WAITING_EVENT, epoch_millis};
+use crate::limits::{LIMIT_WAITING_EVENT, concurrency_full, epoch_millis, rate_full};
 use crate::store::on_db;
 use crate::tasks::counters::counters;
 use crate::tasks::rows::{TaskRow, task_columns};
@@ -41,21 +41,23 @@ impl ControlPlane {
         let now = self.now().as_datetime();
         let now_ms = epoch_millis(now);
         let mut conn = self.store().read().await?;
-        let waiting: Vec<Waiting> = on_db!(&mut conn, c => sqlx::query_as(
-            "SELECT t.id, t.tenant_id, EXISTS (SELECT 1 FROM concurrency_keys k \
-               WHERE k.tenant_id = t.tenant_id AND k.key = t.concurrency_key \
-               AND k.held >= k.limit_value) AS concurrency_full \
+        // The same tests as the claim's filter (`limits_allow!`), so a task
+        // is marked exactly when the claim skips it; the rate test reads the
+        // kept count, not the window (counting the window for each pending
+        // task cost 370 ms a run with 4,000 tasks pending, `orch bench
+        // limits` on PostgreSQL).
+        let waiting: Vec<Waiting> = on_db!(&mut conn, c => sqlx::query_as(concat!(
+            "SELECT t.id, t.tenant_id, ",
+            concurrency_full!(),
+            " AS concurrency_full \
              FROM tasks t WHERE t.state = 'pending' AND t.limit_waiting_at IS NULL \
              AND (t.concurrency_key IS NOT NULL OR t.rate_limit_key IS NOT NULL) \
-             AND (t.run_at IS NULL OR t.run_at <= $1) \
-             AND (EXISTS (SELECT 1 FROM concurrency_keys k WHERE k.tenant_id = t.tenant_id \
-                  AND k.key = t.concurrency_key AND k.held >= k.limit_value) \
-               OR EXISTS (SELECT 1 FROM rate_limits r WHERE r.tenant_id = t.tenant_id \
-                  AND r.key = t.rate_limit_key AND r.limit_value <= (SELECT count(*) \
-                  FROM rate_limit_claims c WHERE c.tenant_id = r.tenant_id AND c.key = r.key \
-                  AND c.claimed_ms > $2 - 1000 * r.period_seconds))) \
-             ORDER BY t.created_at LIMIT $3",
-        )
+             AND (t.run_at IS NULL OR t.run_at <= $1) AND (",
+            concurrency_full!(),
+            " OR ",
+            rate_full!("$2"),
+            ") ORDER BY t.created_at LIMIT $3",
+        ))
         .bind(now)
         .bind(now_ms)
         .bind(BATCH)

@@ -83,7 +83,7 @@ mod waiting;
 pub(crate) use rate::epoch_ms as epoch_millis;
 pub use stats::{KeyGauge, LimitStats};
 pub use waiting::LIMIT_WAITING_EVENT;
-pub(crate) use waiting::{is_limit_race, prepare_keys, recheck_after};
+pub(crate) use waiting::{check_rate_key, is_limit_race, prepare_keys, recheck_after};
 
 use crate::error::{Error, Result};
 
@@ -95,22 +95,45 @@ pub const MAX_KEY_CHARS: usize = 200;
 macro_rules! limits_allow {
     ($dialect:tt, $now:literal) => {
         concat!(
-            " AND (t.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM concurrency_keys k \
-             WHERE k.tenant_id = t.tenant_id AND k.key = t.concurrency_key \
-             AND k.held >= k.limit_value))",
-            // The window's claims: the key's log (`logged`, kept by the
-            // claim trigger) less its entries that have left the window
-            // since the key's last claim pruned it (migration 0021).
-            " AND (t.rate_limit_key IS NULL OR NOT EXISTS (SELECT 1 FROM rate_limits r \
-             WHERE r.tenant_id = t.tenant_id AND r.key = t.rate_limit_key \
-             AND r.limit_value <= r.logged - (SELECT count(*) FROM rate_limit_claims c \
-             WHERE c.tenant_id = r.tenant_id AND c.key = r.key AND c.claimed_ms <= ",
-            $crate::limits::epoch_ms!($dialect, $now),
-            " - 1000 * r.period_seconds)))"
+            " AND (t.concurrency_key IS NULL OR NOT ",
+            $crate::limits::concurrency_full!(),
+            ") AND (t.rate_limit_key IS NULL OR NOT ",
+            $crate::limits::rate_full!($crate::limits::epoch_ms!($dialect, $now)),
+            ")"
         )
     };
 }
 pub(crate) use limits_allow;
+
+/// Whether the concurrency key of task `t` has every slot held.
+macro_rules! concurrency_full {
+    () => {
+        "EXISTS (SELECT 1 FROM concurrency_keys k \
+         WHERE k.tenant_id = t.tenant_id AND k.key = t.concurrency_key \
+         AND k.held >= k.limit_value)"
+    };
+}
+pub(crate) use concurrency_full;
+
+/// Whether the rate window of task `t`'s rate key is full at `$now_ms`
+/// (an SQL expression in epoch milliseconds). The window's claims are the
+/// key's log (`logged`, kept by the claim trigger) less its entries that
+/// have left the window since the key's last claim pruned it (migration
+/// 0021): a primary-key probe and a walk over those few entries, never
+/// the whole window.
+macro_rules! rate_full {
+    ($now_ms:expr) => {
+        concat!(
+            "EXISTS (SELECT 1 FROM rate_limits r \
+             WHERE r.tenant_id = t.tenant_id AND r.key = t.rate_limit_key \
+             AND r.limit_value <= r.logged - (SELECT count(*) FROM rate_limit_claims c \
+             WHERE c.tenant_id = r.tenant_id AND c.key = r.key AND c.claimed_ms <= ",
+            $now_ms,
+            " - 1000 * r.period_seconds))"
+        )
+    };
+}
+pub(crate) use rate_full;
 
 /// `$at` (a bound time) as epoch milliseconds, as the claim log stores it.
 macro_rules! epoch_ms {

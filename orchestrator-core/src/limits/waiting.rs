@@ -42,19 +42,7 @@ pub(crate) async fn prepare_keys(
         .as_ref()
         .filter(|_| !rate_key_from_playbook)
     {
-        let found: Option<(i32,)> = on_db!(tx, c => sqlx::query_as(
-            "SELECT limit_value FROM rate_limits WHERE tenant_id = $1 AND key = $2",
-        )
-        .bind(tenant_id)
-        .bind(key)
-        .fetch_optional(c)
-        .await)?;
-        if found.is_none() {
-            return Err(Error::invalid_field(
-                "rate_limit_key",
-                "names no rate limit: set one first with PUT /api/v1/rate-limits/:key",
-            ));
-        }
+        check_rate_key(tx, tenant_id, key).await?;
     }
     if let Some(key) = &request.concurrency_key {
         check_key("concurrency_key", key)?;
@@ -70,6 +58,32 @@ pub(crate) async fn prepare_keys(
         .execute(c)
         .await
         .map(|_| ()))?;
+    }
+    Ok(())
+}
+
+/// Checks that rate key `key` has a limit set in the tenant: 400 on
+/// `rate_limit_key` otherwise. Run in the create's transaction, or before a
+/// combined create on a read connection (`tasks::create`); a limit deleted
+/// between that read and the insert leaves a task whose rate key has no
+/// limit, which is never held back, as a playbook's default key is.
+pub(crate) async fn check_rate_key(
+    conn: &mut impl crate::store::Access,
+    tenant_id: Uuid,
+    key: &str,
+) -> Result<()> {
+    let found: Option<(i32,)> = on_db!(conn, c => sqlx::query_as(
+        "SELECT limit_value FROM rate_limits WHERE tenant_id = $1 AND key = $2",
+    )
+    .bind(tenant_id)
+    .bind(key)
+    .fetch_optional(c)
+    .await)?;
+    if found.is_none() {
+        return Err(Error::invalid_field(
+            "rate_limit_key",
+            "names no rate limit: set one first with PUT /api/v1/rate-limits/:key",
+        ));
     }
     Ok(())
 }

@@ -430,7 +430,12 @@ impl ControlPlane {
         let now = self.now().as_datetime();
         if Fields::plain(&request) && self.store().combines() {
             // Nothing to look up or record: one INSERT shared with the other
-            // plain creates waiting for the writer (tasks::insert).
+            // plain creates waiting for the writer (tasks::insert). A rate
+            // key must name a limit: read before, off the writer.
+            if let Some(key) = &request.rate_limit_key {
+                let mut conn = self.store().read().await?;
+                crate::limits::check_rate_key(&mut conn, caller.tenant_id, key).await?;
+            }
             let fields = Fields::of(caller.tenant_id, &request, now);
             let post: Post<TaskRow, Task> = {
                 let caller = caller.clone();

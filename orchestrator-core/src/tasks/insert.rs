@@ -7,7 +7,9 @@
 //! request left. A create that names nothing to look up (no workflow, work
 //! item, workspace, preferred assignee or environment) and has no
 //! `request_id` to record is a single `INSERT` of values taken from the
-//! request alone ([`Fields`]), so the creates waiting for the writer can be
+//! request alone ([`Fields`]), its flow-limit keys included (a rate key is
+//! checked before, on a read connection; the rows of its concurrency keys
+//! are made by one more statement for the batch), so the creates waiting for the writer can be
 //! one `INSERT ... SELECT FROM unnest(...)` on PostgreSQL: one round trip
 //! for all of them. The columns such a create leaves empty are `NULL` in the
 //! statement itself. Every other create, and every create on SQLite, runs
@@ -51,7 +53,7 @@ pub(crate) struct Fields {
     pub auto_retry: bool,
     pub max_retries: i32,
     pub metadata: Value,
-    /// Run control (issue 30): only on creates that are not plain.
+    /// Run control (issue 30): only the flow-limit keys on plain creates.
     pub run_control: RunControl,
 }
 
@@ -147,8 +149,6 @@ impl Fields {
             && request.ttl_seconds.is_none()
             && request.heartbeat_timeout_seconds.is_none()
             && request.dedupe_key.is_none()
-            && request.concurrency_key.is_none()
-            && request.rate_limit_key.is_none()
     }
 }
 
@@ -240,22 +240,32 @@ const CREATE_EACH_POSTGRES: &str = concat!(
     "INSERT INTO tasks (id, tenant_id, title, type, task_kind, description, priority, \
      priority_rank, state, stage_name, role, required_tags, input, context, execution_backend, \
      timeout_minutes, token_budget, cost_cap_usd, max_iterations, llm_max_retries, auto_retry, \
-     max_retries, retry_count, metadata, created_at, updated_at) \
+     max_retries, retry_count, metadata, created_at, updated_at, concurrency_key, rate_limit_key) \
      SELECT v.id, v.tenant_id, v.title, v.type, v.task_kind, v.description, v.priority, \
      v.priority_rank, 'pending', v.stage_name, v.role, v.required_tags, v.input, v.context, \
      v.execution_backend, v.timeout_minutes, v.token_budget, v.cost_cap_usd, v.max_iterations, \
-     v.llm_max_retries, v.auto_retry, v.max_retries, 0, v.metadata, $1, $1 \
+     v.llm_max_retries, v.auto_retry, v.max_retries, 0, v.metadata, $1, $1, \
+     v.concurrency_key, v.rate_limit_key \
      FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], \
      $8::text[], $9::int[], $10::text[], $11::text[], $12::jsonb[], $13::jsonb[], $14::jsonb[], \
      $15::text[], $16::int[], $17::float8[], $18::float8[], $19::int[], $20::int[], \
-     $21::bool[], $22::int[], $23::jsonb[]) \
+     $21::bool[], $22::int[], $23::jsonb[], $24::text[], $25::text[]) \
      AS v(id, tenant_id, title, type, task_kind, description, priority, priority_rank, \
      stage_name, role, required_tags, input, context, execution_backend, timeout_minutes, \
      token_budget, cost_cap_usd, max_iterations, llm_max_retries, auto_retry, max_retries, \
-     metadata) \
+     metadata, concurrency_key, rate_limit_key) \
      RETURNING ",
     task_columns!()
 );
+
+/// The `concurrency_keys` rows of a combined create's keys, and of the
+/// group without a key (`crate::limits`), made if missing.
+const CREATE_KEYS_POSTGRES: &str = "INSERT INTO concurrency_keys (tenant_id, key, created_at, updated_at) \
+     SELECT DISTINCT v.tenant_id, k.key, $1::timestamptz, $1::timestamptz \
+     FROM unnest($2::uuid[], $3::text[]) AS v(tenant_id, key) \
+     CROSS JOIN LATERAL (VALUES (v.key), ('')) AS k(key) \
+     WHERE v.key IS NOT NULL ORDER BY 1, 2 \
+     ON CONFLICT (tenant_id, key) DO NOTHING";
 
 /// Plain creates, one row each.
 pub(crate) struct Creates;
@@ -288,6 +298,27 @@ impl Combine for Creates {
             fn column<'i, T>(items: &'i [Fields], f: impl Fn(&'i Fields) -> T) -> Vec<T> {
                 items.iter().map(f).collect()
             }
+            // The rows of the batch's concurrency keys, as `prepare_keys`
+            // makes them for a single create, in one statement (sorted, so
+            // that batches of two replicas lock them in one order).
+            if items
+                .iter()
+                .any(|f| f.run_control.concurrency_key.is_some())
+            {
+                on_db!(tx, c =>
+                    sqlite: {
+                        let _ = c;
+                        Err(sqlx::Error::Configuration("answered above".into()))
+                    },
+                    postgres: sqlx::query(CREATE_KEYS_POSTGRES)
+                        .bind(now)
+                        .bind(column(items, |f| f.tenant_id))
+                        .bind(column(items, |f| f.run_control.concurrency_key.as_deref()))
+                        .execute(c)
+                        .await
+                        .map(|_| ()),
+                )?;
+            }
             let rows = on_db!(tx, c =>
                 sqlite: {
                     let _ = c;
@@ -317,6 +348,8 @@ impl Combine for Creates {
                 .bind(column(items, |f| f.auto_retry))
                 .bind(column(items, |f| f.max_retries))
                 .bind(column(items, |f| Json(&f.metadata)))
+                .bind(column(items, |f| f.run_control.concurrency_key.as_deref()))
+                .bind(column(items, |f| f.run_control.rate_limit_key.as_deref()))
                 .fetch_all(c)
                 .await,
             )?;
