@@ -40,6 +40,8 @@ pub(crate) struct Job {
     /// create due work wake the runner; hourly housekeeping need not run
     /// then).
     pub woken: bool,
+    /// Whether [`ControlPlane::wake_flow_limits`] concerns it too.
+    pub flow_limits: bool,
     /// Does what is due now and says when it next has work.
     pub run: for<'a> fn(&'a ControlPlane) -> JobFuture<'a>,
 }
@@ -50,41 +52,49 @@ const JOBS: &[Job] = &[
     Job {
         name: "liveness",
         woken: true,
+        flow_limits: false,
         run: |core| Box::pin(core.liveness_job()),
     },
     Job {
         name: "schedules",
         woken: true,
+        flow_limits: false,
         run: |core| Box::pin(core.schedules_job()),
     },
     Job {
         name: "webhook deliveries",
         woken: true,
+        flow_limits: false,
         run: |core| Box::pin(core.webhook_delivery_job()),
     },
     Job {
         name: "bulk actions",
         woken: true,
+        flow_limits: false,
         run: |core| Box::pin(core.bulk_action_job()),
     },
     Job {
         name: "run_control",
         woken: true,
+        flow_limits: false,
         run: |core| Box::pin(core.run_control_job()),
     },
     Job {
         name: "flow limits",
         woken: true,
+        flow_limits: true,
         run: |core| Box::pin(core.limits_job()),
     },
     Job {
         name: "statistics",
         woken: false,
+        flow_limits: false,
         run: |core| Box::pin(core.statistics_job()),
     },
     Job {
         name: "retention",
         woken: false,
+        flow_limits: false,
         run: |core| Box::pin(core.retention_job()),
     },
 ];
@@ -107,6 +117,12 @@ impl ControlPlane {
         self.background_wakeup().request(at);
     }
 
+    /// Tells the flow-limits job alone to look at `at` (after a claim or
+    /// create of a keyed task: its key may be full now).
+    pub(crate) fn wake_flow_limits(&self, at: DateTime<Utc>) {
+        self.background_wakeup().request_flow_limits(at);
+    }
+
     /// Runs the background jobs until `stop` turns true (or its sender is
     /// dropped). The server calls it once per replica; a program that embeds
     /// the core calls it once too, e.g.
@@ -121,11 +137,19 @@ impl ControlPlane {
             if *stop.borrow() {
                 return;
             }
-            if let Some(at) = self.background_wakeup().take() {
-                for (job, next) in JOBS.iter().zip(next.iter_mut()) {
-                    if job.woken && at < *next {
-                        *next = at;
-                    }
+            let requested = self.background_wakeup().take();
+            for (job, next) in JOBS.iter().zip(next.iter_mut()) {
+                let flow_limits = requested.flow_limits.filter(|_| job.flow_limits);
+                let asked = requested
+                    .all
+                    .filter(|_| job.woken)
+                    .into_iter()
+                    .chain(flow_limits)
+                    .min();
+                if let Some(at) = asked
+                    && at < *next
+                {
+                    *next = at;
                 }
             }
             let now = clock.now();

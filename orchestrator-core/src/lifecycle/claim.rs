@@ -541,7 +541,7 @@ impl ControlPlane {
     ) -> Result<Task> {
         if row.concurrency_key.is_some() || row.rate_limit_key.is_some() {
             // Its key may be full now: the limits job records who waits.
-            self.wake_background(crate::limits::recheck_after(self.now().as_datetime()));
+            self.wake_flow_limits(crate::limits::recheck_after(self.now().as_datetime()));
         }
         let mut task = row.to_api()?;
         task.credentials = self.task_credentials(caller, &task).await?;

@@ -50,8 +50,12 @@
 //! walk of the groups by last claim that stops at the first with an
 //! eligible task of that priority (one probe of `tasks_keyed_claimable` per
 //! group visited: usually one, at most the number of keys), then the task.
-//! Tasks without a key are found by the claim-order walk, stepping over
-//! keyed tasks ahead of them. Every claim also updates its group's row (the
+//! Tasks without a key have an index of their own
+//! (`tasks_claimable_keyless`), so that group's probe steps over no keyed
+//! task. On PostgreSQL these are separate small statements of the combined
+//! claim's function, on cached plans (`lifecycle::claim_sql`, `fair_walk!`),
+//! the top priority found once per call; on SQLite they are subqueries of
+//! the one claim statement. Every claim also updates its group's row (the
 //! empty key for tasks without one): a primary-key probe that finds no row
 //! in a tenant that never used keys. Under concurrent claims the pick may
 //! find its task taken (`SKIP LOCKED`); the claim then takes the

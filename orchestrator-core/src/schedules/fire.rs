@@ -151,6 +151,7 @@ pub(crate) async fn launch(
                 NewTask {
                     request,
                     activation_id: None,
+                    rate_key_checked: false,
                 },
                 now,
             )

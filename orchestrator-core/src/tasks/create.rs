@@ -23,6 +23,10 @@ use uuid::Uuid;
 pub(crate) struct NewTask {
     pub request: CreateTask,
     pub activation_id: Option<Uuid>,
+    /// The request's rate key was checked before the transaction
+    /// ([`crate::limits::check_rate_key`], on a read connection), so the
+    /// create needs no lookup on the writer and no savepoint for it.
+    pub rate_key_checked: bool,
 }
 
 fn validate_create(request: &CreateTask) -> Result<()> {
@@ -210,6 +214,7 @@ pub(crate) async fn insert_deduped(
     new: NewTask,
     now: DateTime<Utc>,
 ) -> Result<(TaskRow, bool)> {
+    let rate_key_checked = new.rate_key_checked;
     let mut request = new.request;
     validate_create(&request)?;
     let mut workspace_id = request.workspace_id;
@@ -275,7 +280,14 @@ pub(crate) async fn insert_deduped(
         }
         None => false,
     };
-    crate::limits::prepare_keys(tx, tenant_id, &request, playbook_rate_key, now).await?;
+    crate::limits::prepare_keys(
+        tx,
+        tenant_id,
+        &request,
+        playbook_rate_key || rate_key_checked,
+        now,
+    )
+    .await?;
     let fields = Fields::of(tenant_id, &request, now);
     for _ in 0..DEDUPE_ATTEMPTS {
         if let Some(row) = insert_row(tx, &fields, &refs, now).await? {
@@ -420,7 +432,7 @@ impl ControlPlane {
             && (task.concurrency_key.is_some() || task.rate_limit_key.is_some())
         {
             // Its key may be full: the limits job records that it waits.
-            self.wake_background(crate::limits::recheck_after(self.now().as_datetime()));
+            self.wake_flow_limits(crate::limits::recheck_after(self.now().as_datetime()));
         }
         Ok(created)
     }
@@ -428,14 +440,19 @@ impl ControlPlane {
     async fn create_task_here(&self, caller: &Caller, request: CreateTask) -> Result<(Task, bool)> {
         validate_create(&request)?;
         let now = self.now().as_datetime();
-        if Fields::plain(&request) && self.store().combines() {
-            // Nothing to look up or record: one INSERT shared with the other
-            // plain creates waiting for the writer (tasks::insert). A rate
-            // key must name a limit: read before, off the writer.
-            if let Some(key) = &request.rate_limit_key {
+        // A rate key must name a limit: read before, off the writer, unless
+        // the request may be a replay (its recorded answer comes first).
+        let rate_key_checked = match &request.rate_limit_key {
+            Some(key) if request.request_id.is_none() => {
                 let mut conn = self.store().read().await?;
                 crate::limits::check_rate_key(&mut conn, caller.tenant_id, key).await?;
+                true
             }
+            _ => false,
+        };
+        if Fields::plain(&request) && self.store().combines() {
+            // Nothing to look up or record: one INSERT shared with the other
+            // plain creates waiting for the writer (tasks::insert).
             let fields = Fields::of(caller.tenant_id, &request, now);
             let post: Post<TaskRow, Task> = {
                 let caller = caller.clone();
@@ -456,7 +473,7 @@ impl ControlPlane {
         }
         let mut deduplicated = false;
         let task = self
-            .create_task_recorded(caller, request, now, &mut deduplicated)
+            .create_task_recorded(caller, request, now, rate_key_checked, &mut deduplicated)
             .await?;
         Ok((task, deduplicated))
     }
@@ -469,13 +486,14 @@ impl ControlPlane {
         caller: &Caller,
         request: CreateTask,
         now: DateTime<Utc>,
+        rate_key_checked: bool,
         deduplicated: &mut bool,
     ) -> Result<Task> {
         // A task that names nothing to look up is one INSERT: no savepoint
         // (store::begin_unguarded). A lookup can fail with a 400, so a
         // request with references keeps its savepoint.
         let references = request.workflow_id.is_some()
-            || request.rate_limit_key.is_some()
+            || (request.rate_limit_key.is_some() && !rate_key_checked)
             || request.work_item_id.is_some()
             || request.workspace_id.is_some()
             || request.preferred_agent_id.is_some()
@@ -491,6 +509,7 @@ impl ControlPlane {
             NewTask {
                 request: request.clone(),
                 activation_id: None,
+                rate_key_checked,
             },
             now,
         )

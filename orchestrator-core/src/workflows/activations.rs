@@ -136,6 +136,7 @@ pub(crate) async fn dispatch_next(tx: &mut Tx, caller: &Caller, wf: &WorkflowRow
         NewTask {
             request,
             activation_id: Some(activation.id),
+            rate_key_checked: false,
         },
         now,
     )
