@@ -44,6 +44,7 @@ SECONDS_PER_RUN="${ORCH_BENCH_SECONDS:-10}"
 ENGINE_BATCH="${ORCH_BENCH_ENGINE_BATCH:-256}"
 PROTOCOL_BATCH="${ORCH_BENCH_PROTOCOL_BATCH:-32}"
 PG_WRITERS="${ORCH_BENCH_PG_WRITERS:-2}"
+PRELOAD="${ORCH_BENCH_PRELOAD:-1000000}"
 PUBLISH="${ORCH_BENCH_PUBLISH:-1}"
 GW_DIR=bench/peers/graphile-worker
 OUT="bench/results/$(date -u +%Y%m%dT%H%M%SZ)"
@@ -117,6 +118,11 @@ for backend in $BACKENDS; do
   # Flow limits (issue 31): the lifecycle plain, then with 100 concurrency
   # keys of limit 4 and one rate key, on one server; the report's `ratio`.
   run "$backend" limits limits --tasks "$TASKS" --agents "$AGENTS" --keys 100 --limit 4
+  # Flat cost as the tables grow (issue 35): the lifecycle on the empty
+  # database, then again after $PRELOAD finished tasks (with their events and
+  # log rows) were written into it; the report's `scale_ratio` and
+  # `claim_p99_ratio`.
+  run "$backend" lifecycle-scale lifecycle --tasks "$TASKS" --agents "$AGENTS" --preload "$PRELOAD"
   run "$backend" claim-latency claim-latency --duration "$SECONDS_PER_RUN"
   run "$backend" ingest ingest --batch 500 --clients 8 --duration "$SECONDS_PER_RUN"
   run "$backend" stream stream --tasks 1000 --interval-ms 5

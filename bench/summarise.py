@@ -148,7 +148,8 @@ def collect(out):
     out = pathlib.Path(out)
     data = {}
     for backend in BACKENDS:
-        reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream", "limits")}
+        reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream", "limits",
+                                                                "lifecycle-batch", "lifecycle-scale")}
         rows = baselines(out, backend)
         ingest = ingest_baselines(out, backend)
         if not any(reports.values()) and not rows:
@@ -214,6 +215,49 @@ def targets(backend, d):
     x = limits["results"].get("ratio") if limits else None
     row("lifecycle with flow limits (100 keys of limit 4, one rate key) / plain, same run", ">= 0.8x", x,
         x is not None and x >= 0.8, None if x is None else f"{x:.2f}x")
+    rows.extend(second_round_targets(backend, d, tps, by_key))
+    return rows
+
+
+def second_round_targets(backend, d, tps, by_key):
+    """(figure, target, result, verdict) rows of issue 35's targets, each a
+    ratio to a baseline, a peer or an earlier phase of the same run."""
+    r = d["reports"]
+    rows = []
+
+    def row(figure, target, x, met):
+        rows.append((figure, target, "n/a" if x is None else f"{x:.2f}x",
+                     "not measured" if x is None else ("met" if met(x) else "**missed**")))
+
+    def res(name):
+        return (r.get(name) or {}).get("results") or {}
+
+    batch = res("lifecycle-batch")
+    # The contract lifecycle's SQLite target (>= 1.0x the engine per step)
+    # is issue 14's row above.
+    if backend == "sqlite":
+        c = by_key.get("engine_batch")
+        b = batch.get("tasks_per_s")
+        row("batched protocol / engine's group-commit ceiling", ">= 0.5x",
+            b / c["tasks_per_s"] if b and c else None, lambda x: x >= 0.5)
+    else:
+        p = by_key.get("pgbench")
+        row("contract lifecycle / pgbench per-step rate", ">= 2.0x",
+            tps / p["tasks_per_s"] if tps and p else None, lambda x: x >= 2.0)
+        g = by_key.get("graphile_batched_drain")
+        b = batch.get("drain_tasks_per_s")
+        row("batched protocol drain / graphile-worker's batched drain", ">= 1.0x",
+            b / g["tasks_per_s"] if b and g else None, lambda x: x >= 1.0)
+        ingest = res("ingest").get("rows_per_s")
+        base = [rate for label, rate in d["ingest_baselines"] if "pgbench" in label]
+        row("log ingest / pgbench's generated-rows ingest", ">= 1.0x",
+            ingest / base[0] if ingest and base else None, lambda x: x >= 1.0)
+    scale = res("lifecycle-scale")
+    n = ((r.get("lifecycle-scale") or {}).get("parameters") or {}).get("preload")
+    row(f"lifecycle after {f(n)} preloaded finished tasks / empty database, same run", ">= 0.8x",
+        scale.get("scale_ratio"), lambda x: x >= 0.8)
+    row("claim p99 after the preload / empty database, same run", "<= 2.0x",
+        scale.get("claim_p99_ratio"), lambda x: x <= 2.0)
     return rows
 
 

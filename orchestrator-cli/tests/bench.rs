@@ -159,3 +159,78 @@ async fn embedded_bench_starts_its_own_server_and_reports_its_memory() {
     assert!(report["server"]["peak_rss_mib"].as_f64().unwrap() > 0.0);
     assert!(report["server"]["pid"].as_u64().is_some());
 }
+
+/// `lifecycle --preload N` runs the lifecycle on the empty database, copies
+/// N finished tasks with their events and log rows into it (here 50 from a
+/// template of 20: two whole copies and half of one), and runs it again:
+/// the copies are history, never claimed, and both runs' figures are in
+/// the report.
+#[tokio::test]
+async fn preload_writes_history_between_two_lifecycle_runs() {
+    let embedded = std::env::var("ORCH_TEST_DATABASE_URL")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "sqlite".into());
+    let args = [
+        "bench",
+        "lifecycle",
+        "--tasks",
+        "20",
+        "--agents",
+        "2",
+        "--preload",
+        "50",
+        "--embedded",
+        &embedded,
+        "-o",
+        "json",
+        "--quiet",
+    ];
+    let report = json(&orch_with(&args, &[]).await);
+    let results = &report["results"];
+    assert_eq!(report["parameters"]["preload"], 50);
+    assert_eq!(results["preloaded_tasks"], 50, "{report}");
+    // Every finished task has its created, claimed, started and completed
+    // events and platform log rows of its transitions.
+    assert!(
+        results["preloaded_events"].as_u64().unwrap() >= 4 * 50,
+        "{report}"
+    );
+    assert!(
+        results["preloaded_logs"].as_u64().unwrap() >= 50,
+        "{report}"
+    );
+    // The second run drained its own 20 tasks and nothing of the history.
+    assert_eq!(results["tasks_completed"], 20, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+    assert!(results["empty_tasks_per_s"].as_f64().unwrap() > 0.0);
+    assert!(results["scale_ratio"].as_f64().unwrap() > 0.0);
+    assert!(report["latency_ms"]["empty POST /tasks/claim"].is_object());
+}
+
+/// `--preload` writes into the server's database, so it needs a server the
+/// bench started itself.
+#[tokio::test]
+async fn preload_needs_an_embedded_server() {
+    let server = TestServer::start().await;
+    let out = orch_with(
+        &[
+            "bench",
+            "lifecycle",
+            "--tasks",
+            "5",
+            "--preload",
+            "10",
+            "--url",
+            &server.url,
+            "--api-key",
+            &server.admin_key,
+            "--quiet",
+        ],
+        &[],
+    )
+    .await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--embedded"), "{stderr}");
+}

@@ -32,10 +32,18 @@ macro_rules! eligible {
             crate::limits::limits_allow!(sqlite, $now)
         )
     };
-    (postgres, $tenant:literal, $agent:literal, $worker:literal, $now:literal, $workflow:literal,
-     $tags:literal, $runnable:literal, $env:literal) => {
+    (postgres, $($p:literal),*) => {
+        eligible!(@postgres " = ", $($p),*)
+    };
+    // The candidates among the tasks that prefer the agent or its worker
+    // ([`preferred_candidate!`]): the tenant test is one no index answers.
+    (postgres_preferred, $($p:literal),*) => {
+        eligible!(@postgres " IS NOT DISTINCT FROM ", $($p),*)
+    };
+    (@postgres $tenant_test:literal, $tenant:literal, $agent:literal, $worker:literal, $now:literal,
+     $workflow:literal, $tags:literal, $runnable:literal, $env:literal) => {
         concat!(
-            "t.state = 'pending' AND t.tenant_id = ", $tenant,
+            "t.state = 'pending' AND t.tenant_id", $tenant_test, $tenant,
             // Delayed tasks (run control §3), as in the SQLite arm.
             " AND (t.run_at IS NULL OR t.run_at <= ", $now, ")",
             " AND (", $workflow, "::uuid IS NULL OR t.workflow_id = ", $workflow, ") \
@@ -86,14 +94,39 @@ macro_rules! row_key {
 /// claim commits. `$p` are [`eligible!`]'s parameters.
 macro_rules! candidate {
     ($dialect:tt, [$($p:literal),*], $($prefer:literal),+) => {
+        candidate!(@ $dialect, $dialect, [$($p),*], $($prefer),+)
+    };
+    // `$filter`: the arm of [`eligible!`] to filter with.
+    (@ $filter:tt, $dialect:tt, [$($p:literal),*], $($prefer:literal),+) => {
         concat!(
             "(SELECT t.", row_key!($dialect), " FROM tasks t WHERE ",
-            eligible!($dialect, $($p),*),
+            eligible!($filter, $($p),*),
             $($prefer,)+
             " ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT 1",
             candidate_lock!($dialect),
             ")"
         )
+    };
+}
+
+/// The candidate among the tasks that prefer this agent (or its worker):
+/// [`candidate!`] with `$prefer` the equality on the preferred index's
+/// column. On PostgreSQL the claim runs on a generic plan whose choice
+/// between that index and `tasks_claimable` (both led by an equality)
+/// follows the statistics: analyzed while nothing was pending, as after a
+/// quiet hour in a table of a million finished tasks, both looked empty and
+/// the plan took `tasks_claimable`, walking every pending task of the
+/// tenant twice a claim to find none that prefers the agent (42 ms a claim
+/// at 10,000 pending tasks; BENCHMARKS.md, "Flat cost at a million
+/// finished tasks"). The tenant test is written so that no index can answer
+/// it, which leaves the preferred index the one index condition there is.
+/// SQLite has no statistics and keeps its plan.
+macro_rules! preferred_candidate {
+    (sqlite, [$($p:literal),*], $($prefer:literal),+) => {
+        candidate!(sqlite, [$($p),*], $($prefer),+)
+    };
+    (postgres, [$($p:literal),*], $($prefer:literal),+) => {
+        candidate!(@ postgres_preferred, postgres, [$($p),*], $($prefer),+)
     };
 }
 
@@ -353,7 +386,7 @@ macro_rules! claim_update {
             " WHERE ",
             row_key!($dialect),
             " = COALESCE(",
-            candidate!(
+            preferred_candidate!(
                 $dialect,
                 [
                     $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
@@ -362,7 +395,7 @@ macro_rules! claim_update {
                 $agent
             ),
             ", ",
-            candidate!(
+            preferred_candidate!(
                 $dialect,
                 [
                     $tenant, $agent, $worker, $now, $workflow, $tags, $runnable, $env
@@ -444,7 +477,11 @@ pub(super) const CLAIM_POSTGRES_FAIR: &str = concat!(
 ///   The cached plan, logged by `auto_explain` on a freshly migrated (and
 ///   so analyzed, empty) database, is that plan; a 12-minute soak that grew
 ///   `tasks` to 108,000 rows with autovacuum off did not drift (BENCHMARKS.md,
-///   "Soak on PostgreSQL without autovacuum").
+///   "Soak on PostgreSQL without autovacuum"). Sorts are off too: every
+///   statement here reads an index in the order it wants, and statistics
+///   taken while nothing was pending once made the candidates for tasks
+///   that prefer the agent walk `tasks_claimable` whole and sort it, where
+///   the preferred index answers in order ([`preferred_candidate!`]).
 /// - The fair pick ([`fair_walk!`]) is small statements of the same kind,
 ///   on the same cached generic plans: the top priority (a claim-order
 ///   walk), the walk of `concurrency_keys_fair`, one probe of a group's
@@ -466,6 +503,7 @@ pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
      RETURNS TABLE (claim_agent uuid, claim_outcome text, claim_task tasks) \
      LANGUAGE plpgsql \
      SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_bitmapscan = off \
+     SET enable_sort = off \
      AS $orch$ \
      DECLARE \
        a_tenant uuid; a_agent uuid; a_worker uuid; a_workflow uuid; a_tags jsonb; \

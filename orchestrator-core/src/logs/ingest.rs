@@ -301,9 +301,9 @@ fn empty_object() -> Box<RawValue> {
 /// time, the same for every row, are bound once. On SQLite that is `INSERT ... SELECT ?, ?, * FROM
 /// (VALUES ...)` with positional `?` parameters (1,000 rows x 27 columns
 /// stays under SQLite's 32,766; numbered `$n` names would make every bind a
-/// linear name lookup), on PostgreSQL `INSERT ... SELECT $1, $2, * FROM
-/// UNNEST(<one array per column>)`, which costs one small statement however
-/// large the batch.
+/// linear name lookup), on PostgreSQL a binary `COPY` of the chunk
+/// ([`pg_copy`]). The platform rows a write batch defers go into its event
+/// statement instead ([`pg_insert`]).
 pub(crate) async fn insert_rows(
     tx: &mut (impl Access + ?Sized),
     caller: Option<&Caller>,
@@ -367,18 +367,83 @@ pub(crate) async fn insert_rows(
             }
             query.execute(c).await.map(|r| r.rows_affected())
         },
-        postgres: {
-            let mut args = PgArguments::default();
-            match pg_insert(&mut args, tenant_id, now, &cells, &columns, &names) {
-                Ok(sql) => sqlx::query_with(sqlx::AssertSqlSafe(sql), args)
-                    .execute(c)
-                    .await
-                    .map(|r| r.rows_affected()),
-                Err(e) => Err(sqlx::Error::Encode(e)),
-            }
-        })?;
+        postgres: pg_copy(c, tenant_id, now, &cells, &columns, &names).await)?;
     }
     Ok(inserted)
+}
+
+/// The PostgreSQL write of one ingest chunk: `COPY logs (...) FROM STDIN`
+/// in the binary format, the rows encoded here. Against the `UNNEST`
+/// insert of [`pg_insert`] the server neither builds one array per column
+/// nor runs an `INSERT ... SELECT` over them: it reads each row straight
+/// into the table and its indexes (BENCHMARKS.md, "Log ingest on
+/// PostgreSQL"). Two round trips: the `COPY` statement, then the rows and
+/// their end.
+async fn pg_copy(
+    conn: &mut sqlx::PgConnection,
+    tenant_id: Uuid,
+    now: DateTime<Utc>,
+    cells: &[[Cell<'_>; COLUMNS.len()]],
+    columns: &[usize],
+    names: &str,
+) -> sqlx::Result<u64> {
+    let rows = copy_rows(tenant_id, now, cells, columns);
+    let mut copy = conn
+        .copy_in_raw(&format!(
+            "COPY logs (tenant_id, created_at, {names}) FROM STDIN (FORMAT binary)"
+        ))
+        .await?;
+    if let Err(e) = copy.send(rows).await {
+        copy.abort("the rows could not be sent").await.ok();
+        return Err(e);
+    }
+    copy.finish().await
+}
+
+/// `cells` in PostgreSQL's binary `COPY` format: a signature and two empty
+/// header words, then per row its field count and each field as a length
+/// (-1 for NULL) and the type's binary form, then -1 as the end.
+fn copy_rows(
+    tenant_id: Uuid,
+    now: DateTime<Utc>,
+    cells: &[[Cell<'_>; COLUMNS.len()]],
+    columns: &[usize],
+) -> Vec<u8> {
+    fn field(out: &mut Vec<u8>, bytes: &[u8]) {
+        out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+        out.extend_from_slice(bytes);
+    }
+    // timestamptz: microseconds since 2000-01-01 00:00 UTC.
+    const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
+    let micros = now.timestamp_micros() - PG_EPOCH_MICROS;
+    let mut out = Vec::with_capacity(19 + cells.len() * (40 + columns.len() * 24));
+    out.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    out.extend_from_slice(&0i32.to_be_bytes());
+    out.extend_from_slice(&0i32.to_be_bytes());
+    let count = (2 + columns.len()) as i16;
+    for row in cells {
+        out.extend_from_slice(&count.to_be_bytes());
+        field(&mut out, tenant_id.as_bytes());
+        field(&mut out, &micros.to_be_bytes());
+        for &c in columns {
+            match row[c] {
+                Cell::Uuid(Some(v)) => field(&mut out, v.as_bytes()),
+                Cell::Text(Some(v)) => field(&mut out, v.as_bytes()),
+                Cell::Int(Some(v)) => field(&mut out, &v.to_be_bytes()),
+                Cell::Bool(Some(v)) => field(&mut out, &[u8::from(v)]),
+                // jsonb: a version byte (1), then the JSON text.
+                Cell::Json(Some(v)) => {
+                    let text = v.get().as_bytes();
+                    out.extend_from_slice(&(text.len() as i32 + 1).to_be_bytes());
+                    out.push(1);
+                    out.extend_from_slice(text);
+                }
+                _ => out.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+    }
+    out.extend_from_slice(&(-1i16).to_be_bytes());
+    out
 }
 
 /// The PostgreSQL insert of one chunk's `cells` (the `columns` named

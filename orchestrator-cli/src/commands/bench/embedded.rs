@@ -53,7 +53,13 @@ impl Embedded {
                 "ORCH_BOOTSTRAP_SERVICE_KEY",
                 format!("orch_service_{}", Uuid::new_v4().simple()),
             )
-            .env("ORCH_LOG", "error")
+            // `ORCH_BENCH_SERVER_LOG` (e.g. `sqlx::query=debug`, with
+            // `ORCH_LOG_FORMAT=json`) profiles the server by its statement
+            // log, on this bench's stderr.
+            .env(
+                "ORCH_LOG",
+                std::env::var("ORCH_BENCH_SERVER_LOG").unwrap_or_else(|_| "error".into()),
+            )
             .env_remove("ORCH_DATABASE_URL")
             .env_remove("ORCH_DATA_DIR")
             .stdin(Stdio::null())

@@ -34,6 +34,13 @@ pub struct LifecycleArgs {
     /// by one of them.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=50))]
     pub batch: Option<u16>,
+    /// Run twice on one server: on the empty database, then again after
+    /// writing N finished tasks (with their events and log rows) straight
+    /// into its database; reports both rates and their ratio
+    /// (`scale_ratio`), and both claim p99s (`claim_p99_ratio`). Needs
+    /// `--embedded`.
+    #[arg(long, value_name = "N")]
+    pub preload: Option<u64>,
 }
 
 /// How one agent's turn ended.
@@ -105,6 +112,9 @@ pub async fn turn(
 }
 
 pub async fn run(target: &Target, args: LifecycleArgs) -> Result<Outcome> {
+    if let Some(n) = args.preload {
+        return super::preload::run(target, args, n).await;
+    }
     run_with(target, args, None).await
 }
 

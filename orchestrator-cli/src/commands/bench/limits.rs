@@ -44,6 +44,7 @@ pub async fn run(target: &Target, args: LimitsArgs) -> Result<Outcome> {
         agents: args.agents,
         creators: None,
         batch: None,
+        preload: None,
     };
     let plain = lifecycle::run(target, lifecycle_args.clone()).await?;
     let limits = target.client.limits();

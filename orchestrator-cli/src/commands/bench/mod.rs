@@ -19,6 +19,7 @@ pub mod lifecycle;
 mod lifecycle_batch;
 pub mod limits;
 pub mod noop;
+pub mod preload;
 pub mod soak;
 pub mod stats;
 pub mod stream;

@@ -1,0 +1,298 @@
+//! `orch bench lifecycle --preload N`: does the hot path stay flat as the
+//! history grows? The lifecycle runs on the empty database, then N finished
+//! tasks (with their events and log rows) are written straight into the
+//! embedded server's database, then the lifecycle runs again on the same
+//! server. The report carries both rates and their ratio, and both claim
+//! p99s and theirs, from one run.
+//!
+//! The preloaded rows are copies of the first run's finished tasks, events
+//! and log rows (every column as the server wrote it, new ids), made by the
+//! database itself (`INSERT ... SELECT`): as fast as the engine allows, and
+//! shaped like real history rather than like a guess at it. One copy of the
+//! template is one transaction, so the server's own writer is never held
+//! back for long. On PostgreSQL the three tables are analyzed afterwards, as
+//! autovacuum would after a bulk load; SQLite gets nothing the server would
+//! not do itself. Before the second run the preload is flushed to disk (a
+//! checkpoint, then the file's or the server's sync), so the run measures
+//! the larger tables, not the kernel writing the preload back.
+
+use super::embedded::Embedded;
+use super::lifecycle::{self, LifecycleArgs};
+use super::stats::{self, round3};
+use super::{Outcome, Target};
+use anyhow::{Context, Result, bail};
+use serde_json::json;
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{Connection, PgConnection, SqliteConnection};
+use std::time::{Duration, Instant};
+
+/// What the preload wrote.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Preloaded {
+    pub tasks: u64,
+    pub events: u64,
+    pub logs: u64,
+    pub elapsed: Duration,
+}
+
+impl Preloaded {
+    fn rows(&self) -> u64 {
+        self.tasks + self.events + self.logs
+    }
+}
+
+/// The lifecycle on the empty database, `preload` finished tasks written,
+/// and the lifecycle again: the second run's report with the first run's
+/// figures beside it (`empty_*`) and their ratios.
+pub async fn run(target: &Target, args: LifecycleArgs, preload: u64) -> Result<Outcome> {
+    let Some(embedded) = target.embedded.as_ref() else {
+        bail!("--preload writes into the server's database: run it with --embedded");
+    };
+    let started = Instant::now();
+    let single = LifecycleArgs {
+        preload: None,
+        ..args.clone()
+    };
+    let empty = lifecycle::run_with(target, single.clone(), None).await?;
+    if !target.quiet {
+        eprintln!("preloading {preload} finished tasks with their events and log rows");
+    }
+    let preloaded = preload_rows(embedded, preload).await?;
+    let loaded = lifecycle::run_with(target, single, None).await?;
+
+    let rate = |o: &Outcome| o.results["tasks_per_s"].as_f64().unwrap_or(0.0);
+    let claim_p99 = |o: &Outcome| {
+        o.latency
+            .iter()
+            .find(|(route, _)| route.contains("claim"))
+            .map_or(0.0, |(_, l)| l.p99_ms)
+    };
+    let ratio = |a: f64, b: f64| if b > 0.0 { round3(a / b) } else { 0.0 };
+    let mut results = loaded.results.clone();
+    results.insert("empty_tasks_per_s", json!(rate(&empty)));
+    results.insert("scale_ratio", json!(ratio(rate(&loaded), rate(&empty))));
+    results.insert("claim_p99_ms", json!(claim_p99(&loaded)));
+    results.insert("empty_claim_p99_ms", json!(claim_p99(&empty)));
+    results.insert(
+        "claim_p99_ratio",
+        json!(ratio(claim_p99(&loaded), claim_p99(&empty))),
+    );
+    results.insert("preloaded_tasks", json!(preloaded.tasks));
+    results.insert("preloaded_events", json!(preloaded.events));
+    results.insert("preloaded_logs", json!(preloaded.logs));
+    results.insert("preload_s", json!(round3(preloaded.elapsed.as_secs_f64())));
+    results.insert(
+        "preload_rows_per_s",
+        json!(stats::rate(preloaded.rows(), preloaded.elapsed)),
+    );
+    let mut latency = loaded.latency;
+    for (route, summary) in empty.latency {
+        latency.insert(format!("empty {route}"), summary);
+    }
+    let mut parameters = loaded.parameters;
+    parameters["preload"] = json!(preload);
+    Ok(Outcome {
+        workload: "lifecycle",
+        parameters,
+        duration: started.elapsed(),
+        results,
+        latency,
+        errors: empty.errors + loaded.errors,
+    })
+}
+
+/// The two databases' spelling of the statements the preload runs.
+struct Dialect {
+    begin: &'static str,
+    new_id: &'static str,
+    columns: &'static str,
+}
+
+const SQLITE: Dialect = Dialect {
+    begin: "BEGIN IMMEDIATE",
+    // Ids are 16-byte blobs on SQLite; any 16 bytes read back as a UUID.
+    new_id: "randomblob(16)",
+    columns: "SELECT name FROM pragma_table_info(?1) ORDER BY cid",
+};
+
+const POSTGRES: Dialect = Dialect {
+    begin: "BEGIN",
+    new_id: "gen_random_uuid()",
+    columns: "SELECT column_name::text FROM information_schema.columns \
+              WHERE table_schema = current_schema() AND table_name = $1 \
+              AND is_generated = 'NEVER' ORDER BY ordinal_position",
+};
+
+/// The copy statements: one per table, each joining the template's rows to
+/// `preload_map` (template id → new id) and replacing the column that names
+/// the task. Events and logs get fresh sequence ids from the table.
+fn copy_statements(
+    tasks: &[String],
+    events: &[String],
+    logs: &[String],
+) -> [(&'static str, String); 3] {
+    let list = |columns: &[String], skip: &str| -> Vec<String> {
+        columns
+            .iter()
+            .filter(|c| c.as_str() != skip)
+            .cloned()
+            .collect()
+    };
+    let copy = |table: &str, columns: Vec<String>, link: &str| {
+        let names = columns
+            .iter()
+            .map(|c| format!("\"{c}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let values = columns
+            .iter()
+            .map(|c| {
+                if c == link {
+                    "m.new_id".to_owned()
+                } else {
+                    format!("r.\"{c}\"")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "INSERT INTO {table} ({names}) SELECT {values} FROM preload_{table} r \
+             JOIN preload_map m ON m.old_id = r.\"{link}\""
+        )
+    };
+    [
+        ("tasks", copy("tasks", list(tasks, ""), "id")),
+        ("events", copy("events", list(events, "id"), "entity_id")),
+        ("logs", copy("logs", list(logs, "id"), "task_id")),
+    ]
+}
+
+/// The preload on one connection of either database (the statements are
+/// the same text but for [`Dialect`]; sqlx's connection types differ).
+macro_rules! copy_rows {
+    ($conn:expr, $dialect:expr, $n:expr) => {{
+        let conn = $conn;
+        let dialect: &Dialect = $dialect;
+        let n: u64 = $n;
+        async {
+            let mut columns = Vec::new();
+            for table in ["tasks", "events", "logs"] {
+                let names: Vec<String> = sqlx::query_scalar(dialect.columns)
+                    .bind(table)
+                    .fetch_all(&mut *conn)
+                    .await?;
+                columns.push(names);
+            }
+            for setup in [
+                "CREATE TEMP TABLE preload_tasks AS SELECT * FROM tasks WHERE state = 'completed'",
+                "CREATE TEMP TABLE preload_events AS SELECT * FROM events \
+                 WHERE entity_type = 'task' AND entity_id IN (SELECT id FROM preload_tasks)",
+                "CREATE TEMP TABLE preload_logs AS SELECT * FROM logs \
+                 WHERE task_id IN (SELECT id FROM preload_tasks)",
+            ] {
+                sqlx::raw_sql(setup).execute(&mut *conn).await?;
+            }
+            let template: i64 = sqlx::query_scalar("SELECT count(*) FROM preload_tasks")
+                .fetch_one(&mut *conn)
+                .await?;
+            if template == 0 {
+                bail!("no finished task to copy: the first run completed nothing");
+            }
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "CREATE TEMP TABLE preload_map AS SELECT id AS old_id, {} AS new_id \
+                 FROM preload_tasks LIMIT 0",
+                dialect.new_id
+            )))
+            .execute(&mut *conn)
+            .await?;
+            sqlx::raw_sql("CREATE INDEX preload_map_old ON preload_map (old_id)")
+                .execute(&mut *conn)
+                .await?;
+            let copies = copy_statements(&columns[0], &columns[1], &columns[2]);
+            let mut preloaded = Preloaded::default();
+            let mut left = n;
+            while left > 0 {
+                let take = left.min(template as u64);
+                sqlx::raw_sql(dialect.begin).execute(&mut *conn).await?;
+                sqlx::raw_sql("DELETE FROM preload_map")
+                    .execute(&mut *conn)
+                    .await?;
+                sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                    "INSERT INTO preload_map SELECT id, {} FROM preload_tasks LIMIT {take}",
+                    dialect.new_id
+                )))
+                .execute(&mut *conn)
+                .await?;
+                for (table, sql) in &copies {
+                    let written = sqlx::raw_sql(sqlx::AssertSqlSafe(sql.clone()))
+                        .execute(&mut *conn)
+                        .await
+                        .with_context(|| format!("cannot copy {table} rows"))?
+                        .rows_affected();
+                    match *table {
+                        "tasks" => preloaded.tasks += written,
+                        "events" => preloaded.events += written,
+                        _ => preloaded.logs += written,
+                    }
+                }
+                sqlx::raw_sql("COMMIT").execute(&mut *conn).await?;
+                left -= take;
+            }
+            for table in [
+                "preload_map",
+                "preload_tasks",
+                "preload_events",
+                "preload_logs",
+            ] {
+                sqlx::raw_sql(sqlx::AssertSqlSafe(format!("DROP TABLE {table}")))
+                    .execute(&mut *conn)
+                    .await?;
+            }
+            Ok::<Preloaded, anyhow::Error>(preloaded)
+        }
+        .await
+    }};
+}
+
+/// Writes `n` finished tasks (copies of those already finished) with their
+/// events and log rows.
+pub async fn preload_rows(embedded: &Embedded, n: u64) -> Result<Preloaded> {
+    let started = Instant::now();
+    let mut preloaded = if let Some(dir) = embedded.data_dir() {
+        let options = SqliteConnectOptions::new()
+            .filename(dir.join("orch.db"))
+            .busy_timeout(Duration::from_secs(60));
+        let mut conn = SqliteConnection::connect_with(&options)
+            .await
+            .context("cannot open the bench server's SQLite database")?;
+        let preloaded = copy_rows!(&mut conn, &SQLITE, n)?;
+        // Start the measured run from an empty WAL, as the first run did,
+        // and with the preload's gigabytes on disk: otherwise the kernel
+        // writes them back during the run and the run pays for the preload.
+        sqlx::raw_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut conn)
+            .await?;
+        conn.close().await.ok();
+        std::fs::File::open(dir.join("orch.db"))
+            .and_then(|file| file.sync_all())
+            .context("cannot flush the preloaded database to disk")?;
+        preloaded
+    } else if let Some(url) = embedded.database_url() {
+        let mut conn = PgConnection::connect(&url)
+            .await
+            .context("cannot connect to the bench server's PostgreSQL database")?;
+        let preloaded = copy_rows!(&mut conn, &POSTGRES, n)?;
+        sqlx::raw_sql("ANALYZE tasks, events, logs")
+            .execute(&mut conn)
+            .await?;
+        // The preload's pages on disk before the run (as on SQLite); a
+        // role that may not checkpoint leaves it to the next one.
+        sqlx::raw_sql("CHECKPOINT").execute(&mut conn).await.ok();
+        conn.close().await.ok();
+        preloaded
+    } else {
+        bail!("the embedded server has no database this bench can reach");
+    };
+    preloaded.elapsed = started.elapsed();
+    Ok(preloaded)
+}
