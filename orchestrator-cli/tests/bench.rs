@@ -127,15 +127,22 @@ async fn every_bench_workload_runs_and_reports() {
     assert!(noop["results"]["requests"].as_u64().unwrap() > 0);
 }
 
+/// `--embedded`'s argument for the test's backend: the test PostgreSQL
+/// server's URL (the bench makes and drops a database of its own on it) or
+/// `sqlite`.
+fn embedded_backend() -> String {
+    std::env::var("ORCH_TEST_DATABASE_URL")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "sqlite".into())
+}
+
 /// `--embedded` starts its own `orch serve` child (on the test's backend:
 /// SQLite, or a fresh database on the test PostgreSQL server, dropped after)
 /// and reports that server's memory.
 #[tokio::test]
 async fn embedded_bench_starts_its_own_server_and_reports_its_memory() {
-    let embedded = std::env::var("ORCH_TEST_DATABASE_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "sqlite".into());
+    let embedded = embedded_backend();
     let args = [
         "bench",
         "lifecycle",
@@ -167,10 +174,7 @@ async fn embedded_bench_starts_its_own_server_and_reports_its_memory() {
 /// the report.
 #[tokio::test]
 async fn preload_writes_history_between_two_lifecycle_runs() {
-    let embedded = std::env::var("ORCH_TEST_DATABASE_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "sqlite".into());
+    let embedded = embedded_backend();
     let args = [
         "bench",
         "lifecycle",
