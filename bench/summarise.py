@@ -149,7 +149,8 @@ def collect(out):
     data = {}
     for backend in BACKENDS:
         reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream", "limits",
-                                                                "lifecycle-batch", "lifecycle-scale")}
+                                                                "lifecycle-batch", "lifecycle-scale",
+                                                                "lifecycle-retention")}
         rows = baselines(out, backend)
         ingest = ingest_baselines(out, backend)
         if not any(reports.values()) and not rows:
@@ -258,6 +259,9 @@ def second_round_targets(backend, d, tps, by_key):
         scale.get("scale_ratio"), lambda x: x >= 0.8)
     row("claim p99 after the preload / empty database, same run", "<= 2.0x",
         scale.get("claim_p99_ratio"), lambda x: x <= 2.0)
+    purge = res("lifecycle-retention").get("retention_tasks_per_s")
+    row("retention: aged finished tasks deleted per second / 1,000 tasks/s of inflow", ">= 1.0x",
+        purge / 1000 if purge else None, lambda x: x >= 1.0)
     return rows
 
 

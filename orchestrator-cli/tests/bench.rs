@@ -212,6 +212,64 @@ async fn preload_writes_history_between_two_lifecycle_runs() {
     assert!(report["latency_ms"]["empty POST /tasks/claim"].is_object());
 }
 
+/// `--retention`: the history is aged past a one-day retention, the server
+/// restarted with it, and the report comes only once the server's sweep has
+/// deleted every aged task, event and log row (the bench watches the
+/// database), while the second run's own tasks stay.
+#[tokio::test]
+async fn preload_with_retention_reports_the_purge_of_the_aged_history() {
+    let embedded = embedded_backend();
+    let args = [
+        "bench",
+        "lifecycle",
+        "--tasks",
+        "20",
+        "--agents",
+        "2",
+        "--preload",
+        "50",
+        "--retention",
+        "--embedded",
+        &embedded,
+        "-o",
+        "json",
+        "--quiet",
+    ];
+    let report = json(&orch_with(&args, &[]).await);
+    let results = &report["results"];
+    assert_eq!(report["parameters"]["retention"], true, "{report}");
+    // The first run's 20 tasks and the 50 copies were aged and deleted.
+    assert_eq!(results["retention_aged_tasks"], 70, "{report}");
+    assert!(
+        results["retention_aged_events"].as_u64().unwrap() >= 4 * 70,
+        "{report}"
+    );
+    assert!(results["retention_tasks_per_s"].as_f64().unwrap() > 0.0);
+    assert!(results["retention_rows_per_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(results["tasks_completed"], 20, "{report}");
+    assert_eq!(report["errors"], 0, "{report}");
+}
+
+/// `--retention` only makes sense with `--preload`.
+#[tokio::test]
+async fn retention_needs_preload() {
+    let out = orch_with(
+        &[
+            "bench",
+            "lifecycle",
+            "--retention",
+            "--embedded",
+            "sqlite",
+            "--quiet",
+        ],
+        &[],
+    )
+    .await;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--preload"), "{stderr}");
+}
+
 /// `--preload` writes into the server's database, so it needs a server the
 /// bench started itself.
 #[tokio::test]

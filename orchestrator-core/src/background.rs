@@ -103,6 +103,11 @@ const JOBS: &[Job] = &[
 /// another replica wakes only that replica's runner).
 pub const RECHECK: Duration = Duration::from_secs(30);
 
+/// How long one run of the history sweep may delete before it yields to the
+/// other jobs and to requests (it is due again after as long when more is
+/// left).
+const RETENTION_BUDGET: Duration = Duration::from_millis(250);
+
 /// How long a job that failed waits before it runs again.
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(1);
 
@@ -212,12 +217,34 @@ impl ControlPlane {
         Ok(Some(after(self.clock().now(), every)))
     }
 
-    /// The retention sweep ([`crate::maintenance`]), hourly.
+    /// The retention sweeps: expired request ids and sessions
+    /// ([`crate::maintenance`]) and, when a history retention is set, ended
+    /// runs, events and logs ([`crate::retention`]). A history sweep gets
+    /// [`RETENTION_BUDGET`] per run; with more left it is due again after as
+    /// long as it worked, so a large backlog takes at most half the
+    /// writer's time and requests keep the other half.
     pub(crate) async fn retention_job(&self) -> Result<Due> {
         let purged = self
             .purge_expired(crate::maintenance::IDEMPOTENCY_RETENTION)
             .await?;
         tracing::debug!(?purged, "retention sweep");
-        Ok(Some(after(self.clock().now(), Duration::from_secs(3600))))
+        if let Some(keep) = self.config().history_retention {
+            let before = self.clock().now()
+                - chrono::Duration::from_std(keep).unwrap_or(chrono::Duration::MAX);
+            let started = std::time::Instant::now();
+            let history = self.purge_history(before, RETENTION_BUDGET).await?;
+            if history.workflows + history.tasks + history.events + history.logs > 0 {
+                tracing::info!(?history, "deleted history past its retention");
+            }
+            if !history.finished {
+                return Ok(Some(after(self.clock().now(), started.elapsed())));
+            }
+        }
+        let now = self.clock().now();
+        let every = self
+            .config()
+            .retention_interval
+            .max(Duration::from_millis(100));
+        Ok(Some(after(now, every)))
     }
 }

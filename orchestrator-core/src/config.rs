@@ -46,6 +46,14 @@ pub struct CoreConfig {
     /// [`crate::store::DEFAULT_WAL_RESTART_BYTES`], 64 MiB). Under sustained
     /// writes the WAL file stays near this plus two seconds of writes.
     pub sqlite_wal_restart_bytes: u64,
+    /// How long ended runs, events and log rows are kept
+    /// (`ORCH_HISTORY_RETENTION_DAYS`); `None`, the default, keeps them.
+    /// See [`crate::retention`].
+    pub history_retention: Option<Duration>,
+    /// How often the retention sweep runs when it last found nothing more
+    /// to delete (default 60 s; a sweep that ran out of its time budget
+    /// comes back at once).
+    pub retention_interval: Duration,
     /// How often an idle stream sends a heartbeat (default 15 s).
     pub stream_heartbeat: Duration,
     /// How long a stream waits for a client that takes no frames before it
@@ -92,6 +100,8 @@ impl CoreConfig {
             catalog_dir: None,
             statistics_interval: Duration::from_secs(60),
             sqlite_wal_restart_bytes: crate::store::DEFAULT_WAL_RESTART_BYTES,
+            history_retention: None,
+            retention_interval: Duration::from_secs(60),
             stream_heartbeat: Duration::from_secs(15),
             stream_slow_consumer_timeout: Duration::from_secs(30),
             allow_private_network: false,

@@ -15,6 +15,7 @@
 //! - [`idempotency`]: the `request_id` replay mechanism every mutating write uses;
 //! - [`secrets`]: the master key, token signing and encryption at rest;
 //! - [`maintenance`]: retention sweeps (idempotency records, dead sessions);
+//! - [`retention`]: history retention (ended runs, events, logs);
 //! - [`clock`] and [`background`]: the time every operation reads, and the
 //!   one runner per replica that does work when it falls due (liveness,
 //!   retention, and whatever else a module lists in its job table);
@@ -85,6 +86,8 @@ pub mod logs;
 pub mod maintenance;
 #[cfg(feature = "store")]
 pub mod playbooks;
+#[cfg(feature = "store")]
+pub mod retention;
 #[cfg(feature = "store")]
 pub mod schedules;
 #[cfg(feature = "store")]

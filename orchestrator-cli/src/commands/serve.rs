@@ -97,6 +97,15 @@ pub struct ServeArgs {
     /// writes the WAL file stays near this plus two seconds of writes.
     #[arg(long, env = "ORCH_SQLITE_WAL_RESTART_BYTES", default_value_t = orchestrator_core::store::DEFAULT_WAL_RESTART_BYTES, value_parser = clap::value_parser!(u64).range(orchestrator_core::store::MIN_WAL_RESTART_BYTES..))]
     pub sqlite_wal_restart_bytes: u64,
+    /// Days ended workflows, ended tasks, events and log rows are kept;
+    /// 0 keeps them forever. Artifacts and workspace files stay.
+    #[arg(long, env = "ORCH_HISTORY_RETENTION_DAYS", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=36500))]
+    pub history_retention_days: u32,
+    /// Seconds between retention sweeps (expired request ids and sessions,
+    /// and history past --history-retention-days); a sweep with more left
+    /// than it deleted in half a second runs again at once.
+    #[arg(long, env = "ORCH_RETENTION_INTERVAL_SECONDS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub retention_interval_seconds: u64,
     /// Export request spans as OTLP traces (protobuf over HTTP) to this
     /// collector, e.g. http://127.0.0.1:4318 (sent to `<URL>/v1/traces`).
     #[cfg(feature = "otel")]
@@ -152,6 +161,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     config.core.env_catalog_dir = args.env_catalog_dir;
     config.core.host_probe = args.probe == Probe::Host;
     config.core.sqlite_wal_restart_bytes = args.sqlite_wal_restart_bytes;
+    config.core.history_retention = (args.history_retention_days > 0)
+        .then(|| std::time::Duration::from_secs(u64::from(args.history_retention_days) * 86_400));
+    config.core.retention_interval =
+        std::time::Duration::from_secs(args.retention_interval_seconds);
     config.dashboard_listen = args.dashboard_listen;
     config.metrics_listen = args.metrics_listen;
     config.header_read_timeout = std::time::Duration::from_secs(args.header_read_timeout_seconds);

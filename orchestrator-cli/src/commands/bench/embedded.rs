@@ -14,7 +14,10 @@ use uuid::Uuid;
 /// A child server, killed (and its database dropped) on [`Embedded::stop`].
 #[derive(Debug)]
 pub struct Embedded {
-    child: Child,
+    /// Behind a lock so a workload holding `&Embedded` can restart it.
+    child: std::sync::Mutex<Child>,
+    /// What `orch serve` was started with, for [`Embedded::restart`].
+    args: Vec<String>,
     pub url: String,
     pub api_key: String,
     pub backend: &'static str,
@@ -39,41 +42,24 @@ impl Embedded {
         let api_key = format!("orch_admin_{}", Uuid::new_v4().simple());
         let port = free_port()?;
         let url = format!("http://127.0.0.1:{port}");
-        let exe = std::env::current_exe().context("cannot find the orch binary")?;
-        let mut command = Command::new(exe);
-        command
-            .arg("serve")
-            .arg("--listen")
-            .arg(format!("127.0.0.1:{port}"))
-            .arg("--rate-limit-per-minute")
-            .arg("0")
-            .env("ORCH_BOOTSTRAP_ADMIN_KEY", &api_key)
-            // Known, so the server does not print a generated one.
-            .env(
-                "ORCH_BOOTSTRAP_SERVICE_KEY",
-                format!("orch_service_{}", Uuid::new_v4().simple()),
-            )
-            // `ORCH_BENCH_SERVER_LOG` (e.g. `sqlx::query=debug`, with
-            // `ORCH_LOG_FORMAT=json`) profiles the server by its statement
-            // log, on this bench's stderr.
-            .env(
-                "ORCH_LOG",
-                std::env::var("ORCH_BENCH_SERVER_LOG").unwrap_or_else(|_| "error".into()),
-            )
-            .env_remove("ORCH_DATABASE_URL")
-            .env_remove("ORCH_DATA_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
+        let mut args = vec![
+            "--listen".to_owned(),
+            format!("127.0.0.1:{port}"),
+            "--rate-limit-per-minute".to_owned(),
+            "0".to_owned(),
+        ];
         if let Some(n) = max_connections {
-            command.arg("--max-connections").arg(n.to_string());
+            args.extend(["--max-connections".to_owned(), n.to_string()]);
         }
         let (backend, data_dir, pg_database) = if target == "sqlite" {
             let dir = tempfile::Builder::new()
                 .prefix("orch-bench-")
                 .tempdir()
                 .context("cannot create a temporary data directory")?;
-            command.arg("--data-dir").arg(dir.path());
+            args.extend([
+                "--data-dir".to_owned(),
+                dir.path().to_string_lossy().into_owned(),
+            ]);
             ("sqlite", Some(dir), None)
         } else if target.starts_with("postgres://") || target.starts_with("postgresql://") {
             let name = format!("orch_bench_{}", Uuid::new_v4().simple());
@@ -86,16 +72,15 @@ impl Embedded {
                 .await
                 .context("cannot create the bench database")?;
             conn.close().await.ok();
-            command
-                .arg("--database-url")
-                .arg(with_database(target, &name)?);
+            args.extend(["--database-url".to_owned(), with_database(target, &name)?]);
             ("postgres", None, Some((target.to_owned(), name)))
         } else {
             bail!("--embedded takes `sqlite` or a postgres:// URL");
         };
-        let child = command.spawn().context("cannot start `orch serve`")?;
+        let child = spawn(&args, &api_key)?;
         let mut embedded = Self {
-            child,
+            child: std::sync::Mutex::new(child),
+            args,
             url,
             api_key,
             backend,
@@ -109,11 +94,32 @@ impl Embedded {
         Ok(embedded)
     }
 
-    async fn wait_ready(&mut self) -> Result<()> {
+    /// Stops the server and starts it again on the same database, with
+    /// `extra` arguments after the first start's (a later flag wins).
+    pub async fn restart(&self, extra: &[String]) -> Result<()> {
+        {
+            let mut child = self.child();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let mut args = self.args.clone();
+        args.extend(extra.iter().cloned());
+        *self.child() = spawn(&args, &self.api_key)?;
+        self.wait_ready().await
+    }
+
+    fn child(&self) -> std::sync::MutexGuard<'_, Child> {
+        self.child
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    async fn wait_ready(&self) -> Result<()> {
         let client = Client::new(&self.url)?;
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            if let Some(status) = self.child.try_wait()? {
+            let exited = self.child().try_wait()?;
+            if let Some(status) = exited {
                 bail!("`orch serve` exited during start-up ({status})");
             }
             if client.health().ready().await.is_ok() {
@@ -127,7 +133,7 @@ impl Embedded {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.child().id()
     }
 
     /// The SQLite data directory of the run (`orch.db` and its WAL), for
@@ -160,8 +166,11 @@ impl Embedded {
 
     /// Stops the server and drops the run's PostgreSQL database.
     pub async fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        {
+            let mut child = self.child();
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         if let Some((admin_url, name)) = self.pg_database.take()
             && let Ok(mut conn) = sqlx::PgConnection::connect(&admin_url).await
         {
@@ -173,6 +182,35 @@ impl Embedded {
             conn.close().await.ok();
         }
     }
+}
+
+/// `orch serve` (this same binary) with `args`, the known bootstrap keys and
+/// the bench's log settings.
+fn spawn(args: &[String], api_key: &str) -> Result<Child> {
+    let exe = std::env::current_exe().context("cannot find the orch binary")?;
+    Command::new(exe)
+        .arg("serve")
+        .args(args)
+        .env("ORCH_BOOTSTRAP_ADMIN_KEY", api_key)
+        // Known, so the server does not print a generated one.
+        .env(
+            "ORCH_BOOTSTRAP_SERVICE_KEY",
+            format!("orch_service_{}", Uuid::new_v4().simple()),
+        )
+        // `ORCH_BENCH_SERVER_LOG` (e.g. `sqlx::query=debug`, with
+        // `ORCH_LOG_FORMAT=json`) profiles the server by its statement
+        // log, on this bench's stderr.
+        .env(
+            "ORCH_LOG",
+            std::env::var("ORCH_BENCH_SERVER_LOG").unwrap_or_else(|_| "error".into()),
+        )
+        .env_remove("ORCH_DATABASE_URL")
+        .env_remove("ORCH_DATA_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start `orch serve`")
 }
 
 fn free_port() -> Result<u16> {

@@ -41,6 +41,12 @@ pub struct LifecycleArgs {
     /// `--embedded`.
     #[arg(long, value_name = "N")]
     pub preload: Option<u64>,
+    /// With --preload: age the history two days and restart the server with
+    /// a one-day history retention before the second run, which then runs
+    /// while the server deletes the preload; reports how fast it went
+    /// (`retention_tasks_per_s`, `retention_rows_per_s`).
+    #[arg(long, requires = "preload")]
+    pub retention: bool,
 }
 
 /// How one agent's turn ended.

@@ -45,6 +45,7 @@ pub async fn run(target: &Target, args: LimitsArgs) -> Result<Outcome> {
         creators: None,
         batch: None,
         preload: None,
+        retention: false,
     };
     let plain = lifecycle::run(target, lifecycle_args.clone()).await?;
     let limits = target.client.limits();

@@ -20,6 +20,7 @@ mod lifecycle_batch;
 pub mod limits;
 pub mod noop;
 pub mod preload;
+pub mod retention;
 pub mod soak;
 pub mod stats;
 pub mod stream;

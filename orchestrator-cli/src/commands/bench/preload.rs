@@ -18,6 +18,7 @@
 
 use super::embedded::Embedded;
 use super::lifecycle::{self, LifecycleArgs};
+use super::retention;
 use super::stats::{self, round3};
 use super::{Outcome, Target};
 use anyhow::{Context, Result, bail};
@@ -51,13 +52,19 @@ pub async fn run(target: &Target, args: LifecycleArgs, preload: u64) -> Result<O
     let started = Instant::now();
     let single = LifecycleArgs {
         preload: None,
+        retention: false,
         ..args.clone()
     };
     let empty = lifecycle::run_with(target, single.clone(), None).await?;
     if !target.quiet {
         eprintln!("preloading {preload} finished tasks with their events and log rows");
     }
-    let preloaded = preload_rows(embedded, preload).await?;
+    let preloaded = preload_rows(embedded, preload, args.retention).await?;
+    let purge = if args.retention {
+        Some(retention::start(embedded).await?)
+    } else {
+        None
+    };
     let loaded = lifecycle::run_with(target, single, None).await?;
 
     let rate = |o: &Outcome| o.results["tasks_per_s"].as_f64().unwrap_or(0.0);
@@ -85,12 +92,16 @@ pub async fn run(target: &Target, args: LifecycleArgs, preload: u64) -> Result<O
         "preload_rows_per_s",
         json!(stats::rate(preloaded.rows(), preloaded.elapsed)),
     );
+    if let Some(purge) = purge {
+        purge.finish(&mut results).await?;
+    }
     let mut latency = loaded.latency;
     for (route, summary) in empty.latency {
         latency.insert(format!("empty {route}"), summary);
     }
     let mut parameters = loaded.parameters;
     parameters["preload"] = json!(preload);
+    parameters["retention"] = json!(args.retention);
     Ok(Outcome {
         workload: "lifecycle",
         parameters,
@@ -106,13 +117,32 @@ struct Dialect {
     begin: &'static str,
     new_id: &'static str,
     columns: &'static str,
+    /// `--retention`: the first run's rows moved [`AGE`] back, before they
+    /// are copied (so ids and times still rise together, as the server
+    /// writes them).
+    age: [&'static str; 3],
 }
+
+/// How far `--retention` moves the history back: past the one-day
+/// retention the server is restarted with.
+pub const AGE: chrono::TimeDelta = chrono::TimeDelta::days(2);
 
 const SQLITE: Dialect = Dialect {
     begin: "BEGIN IMMEDIATE",
     // Ids are 16-byte blobs on SQLite; any 16 bytes read back as a UUID.
     new_id: "randomblob(16)",
     columns: "SELECT name FROM pragma_table_info(?1) ORDER BY cid",
+    // The text the server writes (RFC 3339, milliseconds, `+00:00`).
+    age: [
+        "UPDATE tasks SET \
+         created_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', created_at, '-2 days'), \
+         updated_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', updated_at, '-2 days'), \
+         claimed_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', claimed_at, '-2 days'), \
+         started_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', started_at, '-2 days'), \
+         completed_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', completed_at, '-2 days')",
+        "UPDATE events SET created_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', created_at, '-2 days')",
+        "UPDATE logs SET created_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', created_at, '-2 days')",
+    ],
 };
 
 const POSTGRES: Dialect = Dialect {
@@ -121,6 +151,14 @@ const POSTGRES: Dialect = Dialect {
     columns: "SELECT column_name::text FROM information_schema.columns \
               WHERE table_schema = current_schema() AND table_name = $1 \
               AND is_generated = 'NEVER' ORDER BY ordinal_position",
+    age: [
+        "UPDATE tasks SET created_at = created_at - interval '2 days', \
+         updated_at = updated_at - interval '2 days', claimed_at = claimed_at - interval '2 days', \
+         started_at = started_at - interval '2 days', \
+         completed_at = completed_at - interval '2 days'",
+        "UPDATE events SET created_at = created_at - interval '2 days'",
+        "UPDATE logs SET created_at = created_at - interval '2 days'",
+    ],
 };
 
 /// The copy statements: one per table, each joining the template's rows to
@@ -170,11 +208,16 @@ fn copy_statements(
 /// The preload on one connection of either database (the statements are
 /// the same text but for [`Dialect`]; sqlx's connection types differ).
 macro_rules! copy_rows {
-    ($conn:expr, $dialect:expr, $n:expr) => {{
+    ($conn:expr, $dialect:expr, $n:expr, $aged:expr) => {{
         let conn = $conn;
         let dialect: &Dialect = $dialect;
         let n: u64 = $n;
         async {
+            if $aged {
+                for age in dialect.age {
+                    sqlx::raw_sql(age).execute(&mut *conn).await?;
+                }
+            }
             let mut columns = Vec::new();
             for table in ["tasks", "events", "logs"] {
                 let names: Vec<String> = sqlx::query_scalar(dialect.columns)
@@ -255,8 +298,9 @@ macro_rules! copy_rows {
 }
 
 /// Writes `n` finished tasks (copies of those already finished) with their
-/// events and log rows.
-pub async fn preload_rows(embedded: &Embedded, n: u64) -> Result<Preloaded> {
+/// events and log rows; `aged`: all of them, and the rows copied, [`AGE`]
+/// old.
+pub async fn preload_rows(embedded: &Embedded, n: u64, aged: bool) -> Result<Preloaded> {
     let started = Instant::now();
     let mut preloaded = if let Some(dir) = embedded.data_dir() {
         let options = SqliteConnectOptions::new()
@@ -265,7 +309,7 @@ pub async fn preload_rows(embedded: &Embedded, n: u64) -> Result<Preloaded> {
         let mut conn = SqliteConnection::connect_with(&options)
             .await
             .context("cannot open the bench server's SQLite database")?;
-        let preloaded = copy_rows!(&mut conn, &SQLITE, n)?;
+        let preloaded = copy_rows!(&mut conn, &SQLITE, n, aged)?;
         // Start the measured run from an empty WAL, as the first run did,
         // and with the preload's gigabytes on disk: otherwise the kernel
         // writes them back during the run and the run pays for the preload.
@@ -281,7 +325,7 @@ pub async fn preload_rows(embedded: &Embedded, n: u64) -> Result<Preloaded> {
         let mut conn = PgConnection::connect(&url)
             .await
             .context("cannot connect to the bench server's PostgreSQL database")?;
-        let preloaded = copy_rows!(&mut conn, &POSTGRES, n)?;
+        let preloaded = copy_rows!(&mut conn, &POSTGRES, n, aged)?;
         sqlx::raw_sql("ANALYZE tasks, events, logs")
             .execute(&mut conn)
             .await?;
