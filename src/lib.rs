@@ -226,6 +226,25 @@ impl TestServer {
             .expect("create a workspace");
         (playbook.id, workspace.id)
     }
+
+    /// A workflow named `name`, launched on fresh fixtures
+    /// ([`TestServer::launch_fixtures`], named after it); its id.
+    pub async fn launch_workflow(&self, name: &str) -> Uuid {
+        let (playbook_id, workspace_id) = self
+            .launch_fixtures(&format!("{name} playbook"), &format!("{name} workspace"))
+            .await;
+        self.admin()
+            .workflows()
+            .create(&orchestrator_client::api::CreateWorkflow {
+                playbook_id,
+                workspace_id,
+                name: name.into(),
+                ..Default::default()
+            })
+            .await
+            .expect("launch a workflow")
+            .id
+    }
 }
 
 /// A per-test PostgreSQL database, dropped with the test server.

@@ -7,8 +7,8 @@
 
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimBatch, CompleteBatch, CompleteBatchItem, CreateTask, EventFilter, RegisterWorker,
-    RegisteredWorker, TaskState, WorkerAgentSpec,
+    ClaimBatch, ClaimedTask, CompleteBatch, CompleteBatchItem, CreateTask, EventFilter,
+    RegisterWorker, RegisteredWorker, TaskState, WorkerAgentSpec,
 };
 use orchestrator_tests::TestServer;
 use reqwest::StatusCode;
@@ -92,6 +92,24 @@ async fn moves(admin: &Client, id: Uuid) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A task a batched claim started: answered and stored in progress, held by
+/// the agent it was claimed for, with its two moves (claimed, then started).
+async fn assert_started(admin: &Client, claimed: &ClaimedTask) {
+    assert_eq!(claimed.task.state, TaskState::InProgress);
+    assert_eq!(claimed.task.assigned_agent_id, Some(claimed.agent_id));
+    assert_eq!(
+        admin.tasks().get(claimed.task.id).await.unwrap().state,
+        TaskState::InProgress
+    );
+    assert_eq!(
+        moves(admin, claimed.task.id).await,
+        [
+            ("pending".into(), "claimed".into()),
+            ("claimed".into(), "in_progress".into())
+        ]
+    );
+}
+
 async fn post(server: &TestServer, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
     let response = server
         .http()
@@ -150,18 +168,7 @@ async fn claim_batch_gives_distinct_idle_agents_up_to_the_limit_and_starts_on_re
     assert_eq!(second.len(), 1);
     let started = &second[0];
     assert!(!held.contains(&started.agent_id));
-    assert_eq!(started.task.state, TaskState::InProgress);
-    assert_eq!(
-        admin.tasks().get(started.task.id).await.unwrap().state,
-        TaskState::InProgress
-    );
-    assert_eq!(
-        moves(&admin, started.task.id).await,
-        [
-            ("pending".into(), "claimed".into()),
-            ("claimed".into(), "in_progress".into())
-        ]
-    );
+    assert_started(&admin, started).await;
 
     // Every agent holds a task: an empty list, at once.
     let none = own
@@ -371,6 +378,11 @@ async fn complete_batch_answers_each_item_on_its_own_and_replays_per_item() {
         .await
         .unwrap();
     assert_eq!(mine.len(), 3);
+    // Several rows started together (one statement on either database):
+    // each answered and stored in progress, with its two moves.
+    for claimed in &mine {
+        assert_started(&admin, claimed).await;
+    }
     let theirs = create(&admin, 1, "theirs").await[0];
     let held = admin
         .workers()

@@ -14,13 +14,6 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-async fn launch(server: &TestServer, name: &str) -> Uuid {
-    let (playbook, workspace) = server
-        .launch_fixtures(&format!("{name} playbook"), &format!("{name} workspace"))
-        .await;
-    launch_in(&server.admin(), playbook, workspace, name).await
-}
-
 async fn launch_in(admin: &Client, playbook_id: Uuid, workspace_id: Uuid, name: &str) -> Uuid {
     admin
         .workflows()
@@ -97,7 +90,7 @@ async fn age(server: &TestServer, ids: &[Uuid]) {
 async fn rail_recent_mode_filters_before_paging() {
     let server = TestServer::start().await;
     let admin = server.admin();
-    let first = launch(&server, "wf-0").await;
+    let first = server.launch_workflow("wf-0").await;
     let detail = admin.workflows().get(first).await.unwrap();
     let mut ids = vec![first];
     for n in 1..5 {
@@ -170,7 +163,7 @@ async fn rail_recent_mode_filters_before_paging() {
 async fn workspace_packet_cursors_return_only_what_arrived_since() {
     let server = TestServer::start().await;
     let admin = server.admin();
-    let wf = launch(&server, "packets").await;
+    let wf = server.launch_workflow("packets").await;
     let (agent_id, agent) = specialist(&admin, "dev").await;
     let task = |title: &str| CreateTask {
         title: title.into(),
@@ -325,7 +318,7 @@ async fn workspace_packet_cursors_return_only_what_arrived_since() {
 async fn task_context_honours_agent_id() {
     let server = TestServer::start().await;
     let admin = server.admin();
-    let wf = launch(&server, "context").await;
+    let wf = server.launch_workflow("context").await;
     let (holder_id, holder) = specialist(&admin, "holder").await;
     let (other_id, _) = specialist(&admin, "other").await;
     let task = admin
@@ -397,7 +390,7 @@ async fn task_context_honours_agent_id() {
 #[tokio::test]
 async fn packets_decode_into_the_typed_wire_structs_unchanged() {
     let server = TestServer::start().await;
-    let wf = launch(&server, "Typed").await;
+    let wf = server.launch_workflow("Typed").await;
     let admin = server.admin();
     admin
         .tasks()

@@ -9,8 +9,8 @@
 
 use chrono::Utc;
 use orchestrator_client::api::{
-    ClaimTask, CompleteTask, CreateTask, CreateWorkflow, EventFilter, LogCategory, LogFilter,
-    LogGroupBy, NewLogEntry, RegisterAgent, Task, WorkflowAction,
+    ClaimTask, CompleteTask, CreateTask, EventFilter, LogCategory, LogFilter, LogGroupBy,
+    NewLogEntry, RegisterAgent, Task, WorkflowAction,
 };
 use orchestrator_client::{Client, Error};
 use orchestrator_tests::TestServer;
@@ -61,24 +61,6 @@ async fn finished_task(admin: &Client, title: &str) -> Task {
         .unwrap()
 }
 
-async fn workflow(server: &TestServer, name: &str) -> Uuid {
-    let (playbook_id, workspace_id) = server
-        .launch_fixtures(&format!("{name} playbook"), &format!("{name} workspace"))
-        .await;
-    server
-        .admin()
-        .workflows()
-        .create(&CreateWorkflow {
-            playbook_id,
-            workspace_id,
-            name: name.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .id
-}
-
 fn is_not_found<T: std::fmt::Debug>(result: Result<T, Error>) -> bool {
     match result {
         Err(Error::Api { status, .. }) => status == 404,
@@ -125,13 +107,13 @@ async fn ended_history_past_the_retention_goes_and_nothing_else() {
     // with events and log rows, a cancelled workflow, a running workflow, a
     // task never claimed, and more log rows than one delete takes.
     let old = finished_task(&admin, "old").await;
-    let ended = workflow(&server, "ended").await;
+    let ended = server.launch_workflow("ended").await;
     admin
         .workflows()
         .act(ended, "cancel", &WorkflowAction::default())
         .await
         .unwrap();
-    let running = workflow(&server, "running").await;
+    let running = server.launch_workflow("running").await;
     let waiting = admin
         .tasks()
         .create(&CreateTask {

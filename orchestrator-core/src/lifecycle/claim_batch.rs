@@ -7,7 +7,8 @@
 //! batch is one transaction; on PostgreSQL its claims are one statement, the
 //! function of the combined claims ([`super::claim_sql::CLAIM_EACH_FUNCTION`]),
 //! and its starts one `UPDATE ... FROM unnest(...)`
-//! ([`super::fast_path::Starts`]). On SQLite, whose one writer connection
+//! ([`super::fast_path::Starts`]; on SQLite one `UPDATE ... FROM
+//! json_each(...)`). On SQLite, whose one writer connection
 //! serialises every claim anyway, the batch runs the one-request claim
 //! statement per agent inside the one transaction and the one commit; on
 //! PostgreSQL without that function (several writers) it does the same.
@@ -267,8 +268,8 @@ async fn claim_one_by_one(
     Ok(claimed)
 }
 
-/// `start: true`: the claimed rows to `in_progress` in one statement (one
-/// per row on SQLite, [`Starts`]), each with its `started` event as a start
+/// `start: true`: the claimed rows to `in_progress` in one statement on
+/// either database ([`Starts`]), each with its `started` event as a start
 /// request writes it.
 async fn start_in(tx: &mut Tx, caller: &Caller, rows: Vec<TaskRow>) -> Result<Vec<TaskRow>> {
     let starts: Vec<Start> = rows
