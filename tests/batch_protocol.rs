@@ -1,7 +1,7 @@
 //! The batched worker protocol (beyond the contract):
 //! `POST /workers/:id/claim-batch` and `POST /tasks/complete-batch`, through
 //! the SDK and raw HTTP: distinct agents, the limit, `start`, the long poll,
-//! flow limits and delayed tasks, per-item outcomes and replays, input
+//! roles and the workflow filter, flow limits and delayed tasks, per-item outcomes and replays, input
 //! validation, and 32 concurrent batch claimers that never give one agent
 //! two active tasks nor one task to two claims.
 
@@ -42,6 +42,16 @@ async fn create(admin: &Client, n: usize, prefix: &str) -> Vec<Uuid> {
 }
 
 async fn worker(admin: &Client, name: &str, agents: usize) -> RegisteredWorker {
+    tagged_worker(admin, name, agents, &[]).await
+}
+
+/// A worker whose agents all carry `tags` as their routing tags.
+async fn tagged_worker(
+    admin: &Client,
+    name: &str,
+    agents: usize,
+    tags: &[&str],
+) -> RegisteredWorker {
     admin
         .workers()
         .register(&RegisterWorker {
@@ -51,7 +61,8 @@ async fn worker(admin: &Client, name: &str, agents: usize) -> RegisteredWorker {
                 (0..agents)
                     .map(|i| WorkerAgentSpec {
                         name: format!("{name}-{i}"),
-                        routing_tags: None,
+                        routing_tags: (!tags.is_empty())
+                            .then(|| tags.iter().map(|t| (*t).to_owned()).collect()),
                         execution_mode: None,
                     })
                     .collect(),
@@ -197,6 +208,75 @@ async fn claim_batch_gives_distinct_idle_agents_up_to_the_limit_and_starts_on_re
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn claim_batch_matches_roles_and_the_workflow_filter() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let workflow = server.launch_workflow("batch filter").await;
+    let new = |title: &str, role: Option<&str>, workflow_id: Option<Uuid>| CreateTask {
+        role: role.map(str::to_owned),
+        workflow_id,
+        ..task(title)
+    };
+    // Oldest first: the reviewer's task, the workflow's, a plain one.
+    let review = admin
+        .tasks()
+        .create(&new("review", Some("reviewer"), None))
+        .await
+        .unwrap()
+        .id;
+    let in_workflow = admin
+        .tasks()
+        .create(&new("in workflow", None, Some(workflow)))
+        .await
+        .unwrap()
+        .id;
+    let plain = admin
+        .tasks()
+        .create(&new("plain", None, None))
+        .await
+        .unwrap()
+        .id;
+    let untagged = worker(&admin, "untagged", 2).await;
+    let own = server.client(&untagged.worker_api_key);
+
+    // Only the workflow's task, though two agents are idle.
+    let first = own
+        .workers()
+        .claim_batch(
+            untagged.worker_id,
+            &ClaimBatch {
+                limit: 2,
+                workflow_id: Some(workflow),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let ids: Vec<Uuid> = first.iter().map(|c| c.task.id).collect();
+    assert_eq!(ids, [in_workflow]);
+    // Without the filter the idle agent passes over the reviewer's task,
+    // older as it is: no agent of this worker has the role.
+    let second = own
+        .workers()
+        .claim_batch(untagged.worker_id, &claim(2))
+        .await
+        .unwrap();
+    let ids: Vec<Uuid> = second.iter().map(|c| c.task.id).collect();
+    assert_eq!(ids, [plain]);
+    // A reviewer's agent gets it.
+    let reviewers = tagged_worker(&admin, "reviewers", 1, &["role:reviewer"]).await;
+    let third = server
+        .client(&reviewers.worker_api_key)
+        .workers()
+        .claim_batch(reviewers.worker_id, &claim(1))
+        .await
+        .unwrap();
+    let ids: Vec<Uuid> = third.iter().map(|c| c.task.id).collect();
+    assert_eq!(ids, [review]);
+    assert_eq!(third[0].agent_id, reviewers.agents[0].id);
 }
 
 #[tokio::test]

@@ -174,29 +174,9 @@ async fn claim_each(
     filter: &BatchFilter,
 ) -> std::result::Result<Vec<TaskRow>, sqlx::Error> {
     // The agents read as idle may have taken a task since (a concurrent
-    // batch for the same worker): one probe of `tasks_held_by_agent` on the
-    // writer drops them, so the statement does not run a claim for each
-    // only to find it held.
-    let agent_ids: Vec<Uuid> = prepared.iter().map(|p| p.claimer.agent.id).collect();
-    let busy: Vec<(Uuid,)> = on_db!(tx, c =>
-        // Never asked: claims_combine is false on SQLite.
-        sqlite: {
-            let _ = c;
-            Ok(Vec::new())
-        },
-        postgres: sqlx::query_as(
-            "SELECT assigned_agent_id FROM tasks WHERE assigned_agent_id = ANY($1) \
-             AND state IN ('claimed', 'in_progress')",
-        )
-        .bind(&agent_ids[..])
-        .fetch_all(c)
-        .await,
-    )?;
-    let prepared: Vec<&Prepared<'_>> = prepared
-        .iter()
-        .filter(|p| !busy.iter().any(|(id,)| *id == p.claimer.agent.id))
-        .take(filter.limit)
-        .collect();
+    // batch for the same worker): the function skips those itself, with a
+    // probe of the held-task index, and stops after `p_limit` agents, in the
+    // same statement ([`super::claim_sql::CLAIM_EACH_FUNCTION`]).
     if prepared.is_empty() {
         return Ok(Vec::new());
     }
@@ -219,6 +199,7 @@ async fn claim_each(
         postgres: sqlx::query_as(CLAIM_EACH_POSTGRES)
             .bind(tenants).bind(agents).bind(workers).bind(workflows)
             .bind(tags).bind(runnable).bind(envs).bind(filter.now)
+            .bind(i32::try_from(filter.limit).unwrap_or(i32::MAX))
             .fetch_all(c).await,
     )?;
     Ok(rows

@@ -124,6 +124,7 @@ impl Combine for Claims {
                         .bind(runnable)
                         .bind(column(|a| a.environment))
                         .bind(now)
+                        .bind(None::<i32>)
                         .fetch_all(c).await
                 },
             );
