@@ -11,7 +11,7 @@
 
 use crate::api::{
     Agent, AgentFilter, AgentProtocol, AgentTools, ExecutionMode, HeartbeatAck, Page, PageRequest,
-    RegisterAgent, Scope, Timestamp,
+    RegisterAgent, Scope,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -191,7 +191,7 @@ pub(crate) struct NewAgent<'a> {
 /// Inserts an agent (with its event) and returns the row.
 pub(crate) async fn insert(tx: &mut Tx, caller: &Caller, new: NewAgent<'_>) -> Result<AgentRow> {
     let id = Uuid::new_v4();
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let mut metadata = match new.metadata {
         Value::Object(map) => map,
         _ => serde_json::Map::new(),
@@ -308,7 +308,7 @@ impl ControlPlane {
     pub async fn agent_heartbeat(&self, caller: &Caller, id: Uuid) -> Result<HeartbeatAck> {
         self.check_agent_access(caller, id).await?;
         let mut tx = self.store().begin().await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let revived = on_db!(&mut tx, c => sqlx::query(
             "UPDATE agents SET last_heartbeat_at = $1, updated_at = $1, status = 'active' WHERE id = $2 AND tenant_id = $3 AND status <> 'active'",
         )

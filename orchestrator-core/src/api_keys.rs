@@ -4,7 +4,7 @@
 //! request on this replica and within the credential cache's lifetime on
 //! others. The key format and rows live in [`crate::keys`].
 
-use crate::api::{ApiKey, CreateApiKey, CreatedApiKey, Page, PageRequest, Timestamp};
+use crate::api::{ApiKey, CreateApiKey, CreatedApiKey, Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -37,7 +37,7 @@ impl ControlPlane {
         if let Some(owner_type) = &request.owner_type {
             validate_owner_type(owner_type)?;
         }
-        if request.expires_at.is_some_and(|at| at <= Timestamp::now()) {
+        if request.expires_at.is_some_and(|at| at <= self.now()) {
             return Err(Error::invalid_field("expires_at", "must be in the future"));
         }
         let mut write = begin_write!(self, caller, "api_keys.create", request, Storage::Encrypted);
@@ -113,7 +113,7 @@ impl ControlPlane {
         if row.revoked_at.is_some() {
             return row.to_api();
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let row: KeyRow = on_db!(&mut tx, c => sqlx::query_as(concat!(
         "UPDATE api_keys SET revoked_at = $1 WHERE id = $2 RETURNING ", keys::key_columns!(), ""
     ))

@@ -97,7 +97,7 @@ struct PendingEvent {
 }
 
 impl PendingEvent {
-    fn new(caller: &Caller, tenant_id: Uuid, event: NewEvent<'_>) -> Self {
+    fn new(caller: &Caller, tenant_id: Uuid, event: NewEvent<'_>, now: Timestamp) -> Self {
         Self {
             tenant_id,
             event_type: event.event_type.to_owned(),
@@ -108,7 +108,7 @@ impl PendingEvent {
             actor_type: caller.owner_type.clone(),
             actor_id: caller.owner_id.or(Some(caller.key_id)),
             data: event.data,
-            created_at: Timestamp::now().as_datetime(),
+            created_at: now.as_datetime(),
         }
     }
 }
@@ -280,7 +280,8 @@ pub(crate) async fn record(
     tenant_id: Uuid,
     event: NewEvent<'_>,
 ) -> Result<()> {
-    tx.defer(&EVENTS, PendingEvent::new(caller, tenant_id, event));
+    let row = PendingEvent::new(caller, tenant_id, event, tx.now());
+    tx.defer(&EVENTS, row);
     Ok(())
 }
 
@@ -292,7 +293,7 @@ pub(crate) async fn record_now(
     tenant_id: Uuid,
     event: NewEvent<'_>,
 ) -> Result<Event> {
-    let row = PendingEvent::new(caller, tenant_id, event);
+    let row = PendingEvent::new(caller, tenant_id, event, tx.now());
     let event = insert(tx, std::slice::from_ref(&row))
         .await?
         .pop()

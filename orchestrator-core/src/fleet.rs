@@ -15,7 +15,7 @@ use crate::api::fleet::{
     Container, ContainerFilter, ContainerReport, ContainerState, FleetAgent, FleetEnvironment,
     FleetWorker,
 };
-use crate::api::{Page, PageRequest, Timestamp};
+use crate::api::{Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -113,7 +113,7 @@ pub(crate) async fn replace_containers(
     on_db!(tx, c => sqlx::query("DELETE FROM worker_containers WHERE worker_id = $1")
         .bind(worker_id)
         .execute(c).await.map(|r| r.rows_affected()))?;
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     for report in reports {
         on_db!(tx, c => sqlx::query(
             "INSERT INTO worker_containers (tenant_id, worker_id, container_id, name, image, state, task_id, \
@@ -190,7 +190,7 @@ impl ControlPlane {
     /// report is at most two heartbeat intervals old.
     pub async fn live_containers(&self, caller: &Caller) -> Result<Vec<Container>> {
         let mut conn = self.store().read().await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         Ok(all_containers(&mut conn, caller.tenant_id)
             .await?
             .iter()

@@ -25,7 +25,6 @@
 //! (the check resolves the name once; git resolves it again, so a name
 //! whose answer changes in between is not caught).
 
-use crate::api::Timestamp;
 use crate::api::workspaces::{GitTokenMode, GitVerification, VerifyGitAccess};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -289,7 +288,7 @@ impl ControlPlane {
             used_token: token.is_some(),
             failed_step: None,
             reason: None,
-            checked_at: Timestamp::now(),
+            checked_at: self.now(),
         };
         match outcome {
             Err(reason) => {

@@ -17,7 +17,6 @@
 //! write.finish(CreatedApiKey { ... }).await
 //! ```
 
-use crate::api::Timestamp;
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -149,6 +148,7 @@ impl ControlPlane {
                 // replays its result, instead of running the write against
                 // the state this one left (a second `complete` answering
                 // 409). The response is filled in by `finish`.
+                let now = tx.now().as_datetime();
                 let claimed = on_db!(&mut tx, c => sqlx::query(
                     "INSERT INTO idempotency_records (tenant_id, operation, request_id, fingerprint, response, created_at) \
                      VALUES ($1, $2, $3, $4, '', $5)",
@@ -157,7 +157,7 @@ impl ControlPlane {
                 .bind(key.operation)
                 .bind(&key.request_id)
                 .bind(&key.fingerprint)
-                .bind(Timestamp::now().as_datetime())
+                .bind(now)
                 .execute(c).await.map(|r| r.rows_affected()));
                 match claimed {
                     Ok(_) => {}

@@ -9,7 +9,7 @@
 use crate::api::{ApiKey, Scope, Timestamp};
 use crate::error::{Error, Result};
 use crate::secrets::{random_base62, sha256_hex};
-use crate::store::{Access, on_db};
+use crate::store::{Access, Tx, on_db};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -112,12 +112,13 @@ pub(crate) struct NewKey<'a> {
 
 /// Inserts a key and returns its row; the caller hands `generated.raw` out once.
 pub(crate) async fn insert(
-    access: &mut impl Access,
+    tx: &mut Tx,
     new: &NewKey<'_>,
     generated: &GeneratedKey,
 ) -> Result<KeyRow> {
     let id = Uuid::new_v4();
-    let row: KeyRow = on_db!(access, c => sqlx::query_as(concat!(
+    let now = tx.now().as_datetime();
+    let row: KeyRow = on_db!(tx, c => sqlx::query_as(concat!(
         "INSERT INTO api_keys (id, tenant_id, name, scope, key_hash, key_prefix, owner_type, owner_id, created_at, expires_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ", key_columns!(), ""
     ))
@@ -129,7 +130,7 @@ pub(crate) async fn insert(
     .bind(&generated.prefix)
     .bind(new.owner_type)
     .bind(new.owner_id)
-    .bind(Timestamp::now().as_datetime())
+    .bind(now)
     .bind(new.expires_at.map(|t| t.as_datetime()))
     .fetch_one(c)
     .await)?;

@@ -8,7 +8,6 @@
 //! it in configuration keeps it away from the data it protects, which is what
 //! production deployments should do.
 
-use crate::api::Timestamp;
 use crate::error::{Error, Result};
 use crate::store::{Access, Store, is_unique_violation, on_db};
 use aes_gcm::aead::{Aead, KeyInit, Payload};
@@ -71,7 +70,7 @@ impl Secrets {
         )
         .bind(MASTER_KEY_ROW)
         .bind(&generated)
-        .bind(Timestamp::now().as_datetime())
+        .bind(store.now().as_datetime())
         .execute(c).await.map(|r| r.rows_affected()));
         match inserted {
             Ok(_) => {

@@ -4,7 +4,7 @@
 //! back: reads show [`SECRET_MASK`]. Claimed tasks receive them through
 //! claim credentials ([`crate::tasks`]).
 
-use crate::api::{LlmSettings, PutLlmSettings, SECRET_MASK, Timestamp};
+use crate::api::{LlmSettings, PutLlmSettings, SECRET_MASK};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -240,7 +240,7 @@ impl ControlPlane {
             )?;
             headers.insert(name.clone(), sealed);
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let row: StoredLlm = on_db!(&mut tx, c => sqlx::query_as(
             "INSERT INTO llm_settings (tenant_id, provider, model, base_url, api_key, extra_headers, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7) \

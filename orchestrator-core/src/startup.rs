@@ -5,7 +5,7 @@
 //! [`crate::keys`]), so the handle in [`crate::control_plane`] does not have
 //! to know them.
 
-use crate::api::{CreateApiKey, DEFAULT_TENANT_ID, Scope, Timestamp};
+use crate::api::{CreateApiKey, DEFAULT_TENANT_ID, Scope};
 use crate::caller::Caller;
 use crate::config::CoreConfig;
 use crate::control_plane::{ControlPlane, GeneratedBootstrapKey};
@@ -26,6 +26,7 @@ impl ControlPlane {
             group_commit: config.group_commit,
             writer_session: crate::lifecycle::claim_sql::CLAIM_EACH_FUNCTION,
             wal_restart_bytes: config.sqlite_wal_restart_bytes,
+            clock: config.clock.clone(),
         })
         .await?;
         let secrets = Secrets::load(&store, config.secret_key.as_deref()).await?;
@@ -49,7 +50,7 @@ impl ControlPlane {
             _ => None,
         };
         let mut tx = self.store().begin().await?;
-        let now = Timestamp::now();
+        let now = self.now();
         let name = format!("bootstrap {scope} key");
         let new = NewKey {
             tenant_id: DEFAULT_TENANT_ID,
@@ -163,12 +164,13 @@ async fn mark_bootstrapped(tx: &mut Tx, scope: Scope) -> Result<bool> {
 
 /// Inserts the marker row `name` once; `false` if it was there.
 async fn mark(tx: &mut Tx, name: &str) -> Result<bool> {
+    let now = tx.now().as_datetime();
     let inserted = on_db!(tx, c => sqlx::query(
         "INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
     )
     .bind(name)
     .bind("done")
-    .bind(Timestamp::now().as_datetime())
+    .bind(now)
     .execute(c).await.map(|r| r.rows_affected()));
     match inserted {
         Ok(affected) => Ok(affected == 1),

@@ -6,8 +6,7 @@
 //! admin key returned once.
 
 use crate::api::{
-    CreateTenant, CreatedApiKey, CreatedTenant, DEFAULT_TENANT_ID, Page, PageRequest, Scope,
-    Tenant, Timestamp,
+    CreateTenant, CreatedApiKey, CreatedTenant, DEFAULT_TENANT_ID, Page, PageRequest, Scope, Tenant,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -15,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
 use crate::idempotency::{Storage, begin_write};
 use crate::keys::{self, NewKey};
-use crate::store::{Access, is_unique_violation, on_db};
+use crate::store::{Tx, is_unique_violation, on_db};
 use chrono::{DateTime, Utc};
 use serde_json::json;
 use uuid::Uuid;
@@ -40,14 +39,15 @@ impl From<TenantRow> for Tenant {
 }
 
 /// Creates the default tenant unless it exists.
-pub(crate) async fn ensure_default(access: &mut impl Access) -> Result<()> {
-    on_db!(access, c => sqlx::query(
+pub(crate) async fn ensure_default(tx: &mut Tx) -> Result<()> {
+    let now = tx.now().as_datetime();
+    on_db!(tx, c => sqlx::query(
         "INSERT INTO tenants (id, name, slug, created_at) VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING",
     )
     .bind(DEFAULT_TENANT_ID)
     .bind("Default")
     .bind("default")
-    .bind(Timestamp::now().as_datetime())
+    .bind(now)
     .execute(c).await.map(|r| r.rows_affected()))?;
     Ok(())
 }
@@ -81,7 +81,7 @@ impl ControlPlane {
         .bind(id)
         .bind(name)
         .bind(&slug)
-        .bind(Timestamp::now().as_datetime())
+        .bind(self.now().as_datetime())
         .fetch_one(c)
         .await);
         let tenant: Tenant = match inserted {

@@ -5,7 +5,7 @@
 use super::sessions::{NewSession, open};
 use crate::api::{
     AcpClaim, AcpClaimed, AcpClaimedSession, AcpClaimedTask, AcpFileReference, TaskContext,
-    TaskState, Timestamp,
+    TaskState,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -27,7 +27,7 @@ async fn start_in(tx: &mut Tx, caller: &Caller, row: &mut TaskRow) -> Result<()>
         return Ok(());
     }
     let to = transition(TaskOp::Start, from)?;
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     row.state = to.as_str().into();
     row.started_at = Some(now);
     row.updated_at = now;

@@ -4,7 +4,7 @@
 use crate::agents::AgentRow;
 use crate::api::{
     AcpHeartbeat, AcpLiveStatus, AcpMode, AcpSession, AcpSessionFilter, AcpSessionStatus,
-    AcpTransport, CreateAcpSession, Page, PageRequest, Timestamp,
+    AcpTransport, CreateAcpSession, Page, PageRequest,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -136,7 +136,7 @@ pub(crate) async fn open(
 ) -> Result<(SessionRow, bool)> {
     validate(new.workspace_path.as_ref(), new.metadata.as_ref())?;
     let key = (new.mode == AcpMode::Session).then(|| reuse_key(agent.id, new.workflow_id));
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     if let Some(key) = &key
         && let Some(row) = find_by_reuse_key(tx, key).await?
     {
@@ -306,7 +306,7 @@ impl ControlPlane {
             AcpLiveStatus::Active => AcpSessionStatus::Active,
             AcpLiveStatus::Idle => AcpSessionStatus::Idle,
         };
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let updated: Option<SessionRow> = on_db!(&mut tx, c => sqlx::query_as(concat!(
             "UPDATE acp_sessions SET status = $1, last_heartbeat_at = $2, updated_at = $2 \
              WHERE id = $3 AND status <> 'closed' RETURNING ", session_columns!()
@@ -330,7 +330,7 @@ impl ControlPlane {
         if row.status() == AcpSessionStatus::Closed {
             return Ok(row.to_api(false));
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let closed: SessionRow = on_db!(&mut tx, c => sqlx::query_as(concat!(
             "UPDATE acp_sessions SET status = 'closed', reuse_key = NULL, updated_at = $1 \
              WHERE id = $2 RETURNING ", session_columns!()

@@ -11,7 +11,10 @@ use std::fmt;
 pub struct Timestamp(DateTime<Utc>);
 
 impl Timestamp {
-    /// The current time, truncated to milliseconds.
+    /// The current time of the system, truncated to milliseconds: for SDK
+    /// and CLI code. The core never calls it; it reads its clock
+    /// (`ControlPlane::now`), which `orchestrator-core/clippy.toml` enforces.
+    #[allow(clippy::disallowed_methods)]
     pub fn now() -> Self {
         Self::from(Utc::now())
     }

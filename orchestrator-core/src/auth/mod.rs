@@ -11,12 +11,12 @@
 pub mod sessions;
 pub mod tokens;
 
+use crate::api::Timestamp;
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
 use crate::keys::{self, KeyRow};
 use crate::secrets::sha256_hex;
-use chrono::Utc;
 use uuid::Uuid;
 
 /// The credential an open stream or websocket was opened with
@@ -46,7 +46,7 @@ impl ControlPlane {
             let row = self.usable_key_by_value(bearer).await?;
             return caller_of(&row);
         }
-        let claims = tokens::verify(self.secrets(), bearer)?;
+        let claims = tokens::verify(self.secrets(), bearer, self.now())?;
         self.require_live_session(claims.session_id()?).await?;
         let row = self.usable_key_by_id(claims.key_id()?).await?;
         caller_of(&row)
@@ -60,7 +60,7 @@ impl ControlPlane {
         access_token: &str,
         csrf_header: Option<&str>,
     ) -> Result<Caller> {
-        let claims = tokens::verify(self.secrets(), access_token.trim())?;
+        let claims = tokens::verify(self.secrets(), access_token.trim(), self.now())?;
         self.check_csrf(claims.session_id()?, sessions::Via::Cookie { csrf_header })?;
         self.authenticate(access_token).await
     }
@@ -72,7 +72,7 @@ impl ControlPlane {
     pub fn held_credential(&self, caller: &Caller, bearer: &str) -> HeldCredential {
         let bearer = bearer.trim();
         let session_id = (!bearer.starts_with("orch_"))
-            .then(|| tokens::verify(self.secrets(), bearer).ok())
+            .then(|| tokens::verify(self.secrets(), bearer, self.now()).ok())
             .flatten()
             .and_then(|claims| claims.session_id().ok());
         HeldCredential {
@@ -111,7 +111,7 @@ impl ControlPlane {
                 row
             }
         };
-        check_usable(row)
+        check_usable(row, self.now())
     }
 
     /// The key with this id, if it exists and may be used now.
@@ -129,7 +129,7 @@ impl ControlPlane {
                 row
             }
         };
-        check_usable(row)
+        check_usable(row, self.now())
     }
 
     /// Drops a key from this replica's credential cache (after a revocation).
@@ -138,11 +138,11 @@ impl ControlPlane {
     }
 }
 
-fn check_usable(row: KeyRow) -> Result<KeyRow> {
+fn check_usable(row: KeyRow, now: Timestamp) -> Result<KeyRow> {
     if row.revoked_at.is_some() {
         return Err(Error::unauthorized("this API key has been revoked"));
     }
-    if !row.is_usable(Utc::now()) {
+    if !row.is_usable(now.as_datetime()) {
         return Err(Error::unauthorized("this API key has expired"));
     }
     Ok(row)

@@ -109,7 +109,7 @@ impl ControlPlane {
         )
         .bind(family_id)
         .bind(key.tenant_id)
-        .bind(Timestamp::now().as_datetime())
+        .bind(self.now().as_datetime())
         .execute(c).await.map(|r| r.rows_affected()))?;
         let session = self
             .open_session(&mut tx, &key, family_id, persistent)
@@ -169,7 +169,7 @@ impl ControlPlane {
         }
         .ok_or_else(|| Error::unauthorized("unknown refresh token"))?;
         self.check_csrf(row.family_id, via)?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         if row.revoked_at.is_some() {
             return Err(Error::unauthorized("this session has been revoked"));
         }
@@ -245,7 +245,7 @@ impl ControlPlane {
                     .await?
                     .map(|row| row.family_id)
             } else {
-                tokens::verify(self.secrets(), credential)
+                tokens::verify(self.secrets(), credential, self.now())
                     .ok()
                     .and_then(|claims| claims.sid)
             };
@@ -258,7 +258,7 @@ impl ControlPlane {
         };
         self.check_csrf(family_id, via)?;
         let mut tx = self.store().begin().await?;
-        revoke_family(&mut tx, family_id, Timestamp::now().as_datetime()).await?;
+        revoke_family(&mut tx, family_id, self.now().as_datetime()).await?;
         tx.commit().await?;
         self.credentials().put_session(family_id, false);
         Ok(())
@@ -328,10 +328,14 @@ impl ControlPlane {
             owner_id: key.owner_id,
             session_id: family_id,
         };
-        let (access_token, expires_at) =
-            tokens::issue(self.secrets(), &subject, self.config().access_token_ttl)?;
+        let (access_token, expires_at) = tokens::issue(
+            self.secrets(),
+            &subject,
+            self.config().access_token_ttl,
+            self.now(),
+        )?;
         let refresh_token = format!("{REFRESH_PREFIX}{}", random_base62(REFRESH_SECRET_LEN));
-        let now = Timestamp::now();
+        let now = self.now();
         let mut refresh_expires_at = now.plus(self.config().refresh_token_ttl);
         if let Some(key_expiry) = key.expires_at.map(Timestamp::from) {
             refresh_expires_at = refresh_expires_at.min(key_expiry);

@@ -61,13 +61,14 @@ pub(crate) struct Subject {
     pub session_id: Uuid,
 }
 
-/// Signs a token for `subject` valid for `ttl`; returns it with its expiry.
+/// Signs a token for `subject` valid for `ttl` from `now` (the control
+/// plane's clock); returns it with its expiry.
 pub(crate) fn issue(
     secrets: &Secrets,
     subject: &Subject,
     ttl: Duration,
+    now: Timestamp,
 ) -> Result<(String, Timestamp)> {
-    let now = Timestamp::now();
     let expires_at = now.plus(ttl);
     let claims = Claims {
         sub: subject.key_id.to_string(),
@@ -90,10 +91,16 @@ pub(crate) fn issue(
     Ok((token, expires_at))
 }
 
-/// Checks the signature, expiry and type of a token.
-pub(crate) fn verify(secrets: &Secrets, token: &str) -> Result<Claims> {
+/// Seconds a token is still accepted after its `exp`, for clocks of
+/// replicas that disagree a little.
+const EXPIRY_LEEWAY_SECONDS: i64 = 5;
+
+/// Checks the signature, type and expiry of a token, the expiry against
+/// `now` (the control plane's clock, as `issue` stamped it) rather than
+/// the library's reading of the system clock.
+pub(crate) fn verify(secrets: &Secrets, token: &str, now: Timestamp) -> Result<Claims> {
     let mut validation = Validation::new(Algorithm::HS256);
-    validation.leeway = 5;
+    validation.validate_exp = false;
     validation.set_required_spec_claims(&["exp", "sub"]);
     let data = jsonwebtoken::decode::<Claims>(
         token,
@@ -108,6 +115,9 @@ pub(crate) fn verify(secrets: &Secrets, token: &str) -> Result<Claims> {
     })?;
     if data.claims.typ != TOKEN_TYPE {
         return Err(Error::unauthorized("invalid access token"));
+    }
+    if data.claims.exp.saturating_add(EXPIRY_LEEWAY_SECONDS) < now.as_datetime().timestamp() {
+        return Err(Error::unauthorized("the access token has expired"));
     }
     Ok(data.claims)
 }
@@ -131,12 +141,26 @@ mod tests {
     fn a_token_verifies_only_with_its_own_key() {
         let secrets = Secrets::from_master("a");
         let subject = subject();
-        let (token, _) = issue(&secrets, &subject, Duration::from_secs(60)).unwrap();
-        let claims = verify(&secrets, &token).unwrap();
+        let now = Timestamp::from(chrono::DateTime::UNIX_EPOCH + chrono::Duration::days(20_000));
+        let (token, _) = issue(&secrets, &subject, Duration::from_secs(60), now).unwrap();
+        let claims = verify(&secrets, &token, now).unwrap();
         assert_eq!(claims.key_id().unwrap(), subject.key_id);
         assert_eq!(claims.scope, Scope::Admin);
         assert_eq!(claims.session_id().unwrap(), subject.session_id);
-        assert!(verify(&Secrets::from_master("b"), &token).is_err());
-        assert!(verify(&secrets, "not.a.token").is_err());
+        assert!(verify(&Secrets::from_master("b"), &token, now).is_err());
+        assert!(verify(&secrets, "not.a.token", now).is_err());
+    }
+
+    #[test]
+    fn expiry_is_read_against_the_given_clock() {
+        let secrets = Secrets::from_master("a");
+        let issued = Timestamp::from(chrono::DateTime::UNIX_EPOCH + chrono::Duration::days(20_000));
+        let (token, expires_at) =
+            issue(&secrets, &subject(), Duration::from_secs(60), issued).unwrap();
+        assert_eq!(expires_at, issued.plus(Duration::from_secs(60)));
+        let within_leeway = expires_at.plus(Duration::from_secs(5));
+        assert!(verify(&secrets, &token, within_leeway).is_ok());
+        let after = expires_at.plus(Duration::from_secs(6));
+        assert!(verify(&secrets, &token, after).is_err());
     }
 }

@@ -3,7 +3,6 @@
 
 use super::bundle::{Catalog, ItemFile, Meta, PlaybookFile};
 use super::library::{free_slug_and_name, local_match};
-use crate::api::Timestamp;
 use crate::api::catalog::{
     CatalogArtifactType, CatalogPlaybookRef, CatalogProvenance, ImportAction, ImportConflict,
     ImportDecision, ImportPreview, ImportRequest, ImportResult, ImportedPlaybook, LocalMatch,
@@ -32,7 +31,7 @@ pub(crate) async fn import_item(
     existing: Option<&LocalMatch>,
     meta: &Meta,
 ) -> Result<Uuid> {
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     if let (ImportAction::OverrideExisting, Some(existing)) = (action, existing) {
         match kind {
             CatalogArtifactType::Specialist => on_db!(tx, c => sqlx::query(
@@ -311,7 +310,7 @@ impl ControlPlane {
         .bind(&catalog.meta.source_repository)
         .bind(playbook.id)
         .bind(Json(serde_json::to_value(&result)?))
-        .bind(Timestamp::now().as_datetime())
+        .bind(self.now().as_datetime())
         .execute(c).await.map(|r| r.rows_affected()))?;
         events::record(
             &mut write.tx,

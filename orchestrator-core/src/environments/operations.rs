@@ -42,8 +42,8 @@ struct Draft {
 }
 
 impl Draft {
-    fn into_row(self, tenant_id: Uuid) -> EnvironmentRow {
-        let now = Timestamp::now().as_datetime();
+    fn into_row(self, tenant_id: Uuid, now: Timestamp) -> EnvironmentRow {
+        let now = now.as_datetime();
         let mut row = EnvironmentRow {
             id: Uuid::new_v4(),
             tenant_id,
@@ -108,7 +108,7 @@ impl ControlPlane {
         tx: &mut Tx,
         draft: Draft,
     ) -> Result<ExecutionEnvironment> {
-        let row = insert_row(tx, &draft.into_row(caller.tenant_id)).await?;
+        let row = insert_row(tx, &draft.into_row(caller.tenant_id, tx.now())).await?;
         record_event(
             tx,
             caller,

@@ -58,7 +58,8 @@ pub(crate) async fn verify(config: &CoreConfig, row: &EnvironmentRow) -> Verific
              or set ORCH_PROBE=host to probe the server's own shell",
             config.container_runtimes.join(", ")
         );
-        return verdict_without_run(row, &declared, message);
+        let verified_at = crate::api::Timestamp::from(config.clock.now());
+        return verdict_without_run(row, &declared, message, verified_at);
     };
     let run = match &place {
         Place::Host => run_on_host(config.probe_timeout, row, &declared).await,
@@ -98,7 +99,8 @@ pub(crate) async fn verify(config: &CoreConfig, row: &EnvironmentRow) -> Verific
             metadata.insert("bootstrap".into(), json!(facts.bootstrap_results()));
         }
     }
-    metadata.insert("verified_at".into(), json!(crate::api::Timestamp::now()));
+    let verified_at = crate::api::Timestamp::from(config.clock.now());
+    metadata.insert("verified_at".into(), json!(verified_at));
     let mut probe_output = run.stdout;
     if !run.stderr.is_empty() {
         probe_output.push_str(&run.stderr);
@@ -124,7 +126,12 @@ pub(crate) async fn verify(config: &CoreConfig, row: &EnvironmentRow) -> Verific
     }
 }
 
-fn verdict_without_run(row: &EnvironmentRow, declared: &[String], message: String) -> Verification {
+fn verdict_without_run(
+    row: &EnvironmentRow,
+    declared: &[String],
+    message: String,
+    verified_at: crate::api::Timestamp,
+) -> Verification {
     Verification {
         compatibility_status: CompatibilityStatus::Incompatible,
         compatibility_errors: vec![message],
@@ -132,7 +139,7 @@ fn verdict_without_run(row: &EnvironmentRow, declared: &[String], message: Strin
         verified_metadata: json!({
             "probe": "none",
             "image": row.image,
-            "verified_at": crate::api::Timestamp::now(),
+            "verified_at": verified_at,
         }),
         tool_capabilities: json!({ "declared": declared }),
         probe_output: String::new(),

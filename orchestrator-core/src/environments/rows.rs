@@ -1,7 +1,6 @@
 //! The `execution_environments` table: the row, its columns, reads and the
 //! write of its mutable columns.
 
-use crate::api::Timestamp;
 use crate::api::environments::{
     CompatibilityStatus, ExecutionEnvironment, PullPolicy, SourceKind, SupportStatus,
 };
@@ -181,6 +180,7 @@ pub(crate) async fn insert_row(tx: &mut Tx, row: &EnvironmentRow) -> Result<Envi
 
 /// Writes every mutable column of `row` back and answers the stored row.
 pub(crate) async fn update_row(tx: &mut Tx, row: &EnvironmentRow) -> Result<EnvironmentRow> {
+    let now = tx.now().as_datetime();
     let updated = on_db!(tx, c => sqlx::query_as::<_, EnvironmentRow>(concat!(
         "UPDATE execution_environments SET name = $1, description = $2, image = $3, cpu = $4, memory = $5, \
          pull_policy = $6, compatibility_status = $7, compatibility_errors = $8, support_status = $9, \
@@ -204,7 +204,7 @@ pub(crate) async fn update_row(tx: &mut Tx, row: &EnvironmentRow) -> Result<Envi
     .bind(Json(&row.bootstrap_required_domains.0))
     .bind(&row.operator_notes)
     .bind(&row.agent_hint)
-    .bind(Timestamp::now().as_datetime())
+    .bind(now)
     .bind(row.tenant_id)
     .bind(row.id)
     .fetch_optional(c)

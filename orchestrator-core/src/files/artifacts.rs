@@ -2,7 +2,7 @@
 //! (filters, sort, pages) and their content.
 
 use crate::api::workspaces::{Artifact, ArtifactFilter, MAX_FILE_BYTES, UploadArtifact};
-use crate::api::{Page, PageRequest, Timestamp};
+use crate::api::{Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -139,6 +139,7 @@ pub(crate) async fn insert_artifact(
         &artifact.content,
     )
     .await?;
+    let now = tx.now().as_datetime();
     let row: ArtifactRow = on_db!(tx, c => sqlx::query_as(concat!(
         "INSERT INTO artifacts (id, tenant_id, workspace_id, workflow_id, work_item_id, task_id, stage_name, role, \
          blob_id, key, file_name, description, content_type, preview_mode, size_bytes, checksum, created_at) \
@@ -161,7 +162,7 @@ pub(crate) async fn insert_artifact(
     .bind(preview_mode(&content_type))
     .bind(blob.size_bytes)
     .bind(&blob.sha256)
-    .bind(Timestamp::now().as_datetime())
+    .bind(now)
     .fetch_one(c)
     .await)?;
     let mut event = NewEvent::new(

@@ -1,7 +1,6 @@
 //! Blob storage: content kept in fixed-size chunks in the database, hashed
 //! on the way in, and streamed back out chunk by chunk.
 
-use crate::api::Timestamp;
 use crate::error::{Error, Result};
 use crate::store::{Store, Tx, on_db};
 use sha2::{Digest, Sha256};
@@ -30,6 +29,7 @@ pub(crate) async fn insert_blob(
         .map(|b| format!("{b:02x}"))
         .collect();
     let chunks: Vec<&[u8]> = bytes.chunks(CHUNK_BYTES).collect();
+    let now = tx.now().as_datetime();
     on_db!(tx, c => sqlx::query(
         "INSERT INTO blobs (id, tenant_id, workspace_id, size_bytes, sha256, chunk_count, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -40,7 +40,7 @@ pub(crate) async fn insert_blob(
     .bind(bytes.len() as i64)
     .bind(&sha256)
     .bind(chunks.len() as i32)
-    .bind(Timestamp::now().as_datetime())
+    .bind(now)
     .execute(c).await.map(|r| r.rows_affected()))?;
     for (seq, chunk) in chunks.iter().enumerate() {
         on_db!(tx, c => sqlx::query("INSERT INTO blob_chunks (blob_id, seq, data) VALUES ($1, $2, $3)")

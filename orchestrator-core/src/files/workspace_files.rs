@@ -1,7 +1,7 @@
 //! Workspace files: single and batch upload, list, delete and download.
 
 use crate::api::workspaces::{BatchUpload, FileUpload, MAX_BATCH_FILES, WorkspaceFile};
-use crate::api::{Page, PageRequest, Timestamp};
+use crate::api::{Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -77,7 +77,7 @@ pub(crate) async fn put_file(
     .fetch_optional(c)
     .await)?;
     let blob = insert_blob(tx, caller.tenant_id, Some(workspace_id), &item.bytes).await?;
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let row: FileRow = match &existing {
         Some(old) => on_db!(tx, c => sqlx::query_as(concat!(
             "UPDATE workspace_files SET blob_id = $1, file_name = $2, description = $3, content_type = $4, \

@@ -12,7 +12,7 @@
 //! task, no such task) changes nothing and is left to the request's
 //! ordinary path.
 
-use crate::api::{TaskState, Timestamp};
+use crate::api::TaskState;
 use crate::error::Result;
 use crate::store::{Combine, Tx, on_db};
 use crate::tasks::acting::Acting;
@@ -137,7 +137,7 @@ impl Combine for Starts {
 
     fn run<'a>(tx: &'a mut Tx, items: &'a [Start]) -> BoxFuture<'a, Result<Vec<TaskRow>>> {
         Box::pin(async move {
-            let now = Timestamp::now().as_datetime();
+            let now = tx.now().as_datetime();
             let (from, to) = (TaskState::Claimed, TaskState::InProgress);
             let rows = on_db!(tx, c =>
                 sqlite: match items {
@@ -189,7 +189,7 @@ impl Combine for Completions {
 
     fn run<'a>(tx: &'a mut Tx, items: &'a [Completion]) -> BoxFuture<'a, Result<Vec<TaskRow>>> {
         Box::pin(async move {
-            let now = Timestamp::now().as_datetime();
+            let now = tx.now().as_datetime();
             let (from, completed) = (TaskState::InProgress, TaskState::Completed.as_str());
             let rows = on_db!(tx, c =>
                 sqlite: {

@@ -16,7 +16,7 @@
 //! fail, claim-credentials, handoffs, artifacts, `POST /logs/ingest` with
 //! every entry naming the task, and the assignee's own heartbeat.
 
-use crate::api::{IssueTaskToken, Scope, TaskToken, Timestamp};
+use crate::api::{IssueTaskToken, Scope, TaskToken};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -102,7 +102,7 @@ impl ControlPlane {
                 hint: None,
             });
         };
-        let now = Timestamp::now();
+        let now = self.now();
         let ttl = Duration::from_secs(60 * u64::try_from(timeout.max(1)).unwrap_or(180)) + MARGIN;
         let expires_at = now.plus(ttl);
         let claims = Claims {

@@ -20,9 +20,11 @@ pub struct ResolvedFilter {
 
 impl ResolvedFilter {
     /// Checks the filter; bad `since`/`until` or an overlong `search` is
-    /// `400 VALIDATION_ERROR`.
-    pub fn new(filter: LogFilter) -> Result<Self> {
-        let now = Timestamp::now();
+    /// `400 VALIDATION_ERROR`. Relative bounds (`10m`) count back from
+    /// `now`, the control plane's clock ([`ControlPlane::now`]).
+    ///
+    /// [`ControlPlane::now`]: crate::control_plane::ControlPlane::now
+    pub fn new(filter: LogFilter, now: Timestamp) -> Result<Self> {
         let bound = |field: &str, text: &Option<String>| -> Result<Option<DateTime<Utc>>> {
             text.as_deref()
                 .map(|t| {

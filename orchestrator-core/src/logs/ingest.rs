@@ -3,9 +3,7 @@
 //! the transaction of the operation they describe.
 
 use crate::api::logs::MAX_INGEST_ENTRIES;
-use crate::api::{
-    Ingested, LogCategory, LogJson, LogLevel, LogSource, LogStatus, NewLogEntry, Timestamp,
-};
+use crate::api::{Ingested, LogCategory, LogJson, LogLevel, LogSource, LogStatus, NewLogEntry};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -131,21 +129,40 @@ pub(crate) async fn write_platform_log(
     let entry = &mut prepared.entry;
     entry.actor_type = entry.actor_type.take().or(actor_type);
     entry.actor_id = entry.actor_id.take().or(actor_id);
-    tx.defer(&PLATFORM_LOGS, (tenant_id, prepared));
+    let now = tx.now().as_datetime();
+    tx.defer(&PLATFORM_LOGS, (tenant_id, now, prepared));
     tx.mark_logs_written();
     Ok(())
 }
 
+/// The platform log rows of one tenant in one write batch, stamped with
+/// the latest time (by the control plane's clock) its requests deferred
+/// one: the rows become visible together at the batch's commit, and one
+/// time for the run keeps it bound once per statement.
+struct TenantRun {
+    tenant_id: Uuid,
+    created_at: DateTime<Utc>,
+    rows: Vec<PreparedLog>,
+}
+
 /// The platform log rows one write batch deferred, in runs of one tenant.
-fn tenant_runs(rows: Vec<Box<dyn Any + Send>>) -> Vec<(Uuid, Vec<PreparedLog>)> {
-    let mut runs: Vec<(Uuid, Vec<PreparedLog>)> = Vec::new();
-    for (tenant_id, row) in rows
-        .into_iter()
-        .filter_map(|row| row.downcast::<(Uuid, PreparedLog)>().ok().map(|row| *row))
-    {
+fn tenant_runs(rows: Vec<Box<dyn Any + Send>>) -> Vec<TenantRun> {
+    let mut runs: Vec<TenantRun> = Vec::new();
+    for (tenant_id, at, row) in rows.into_iter().filter_map(|row| {
+        row.downcast::<(Uuid, DateTime<Utc>, PreparedLog)>()
+            .ok()
+            .map(|row| *row)
+    }) {
         match runs.last_mut() {
-            Some((tenant, run)) if *tenant == tenant_id => run.push(row),
-            _ => runs.push((tenant_id, vec![row])),
+            Some(run) if run.tenant_id == tenant_id => {
+                run.created_at = run.created_at.max(at);
+                run.rows.push(row);
+            }
+            _ => runs.push(TenantRun {
+                tenant_id,
+                created_at: at,
+                rows: vec![row],
+            }),
         }
     }
     runs
@@ -160,8 +177,8 @@ fn flush_platform_logs(
 ) -> Pin<Box<dyn Future<Output = Result<Vec<crate::api::Event>>> + Send + '_>> {
     let runs = tenant_runs(rows);
     Box::pin(async move {
-        for (tenant_id, run) in runs {
-            insert_rows(db, None, tenant_id, &run).await?;
+        for run in runs {
+            insert_rows(db, None, run.tenant_id, run.created_at, &run.rows).await?;
         }
         Ok(Vec::new())
     })
@@ -174,9 +191,13 @@ fn platform_logs_part(
     rows: Vec<Box<dyn Any + Send>>,
     args: &mut PgArguments,
 ) -> Result<Vec<String>> {
-    let now = Timestamp::now().as_datetime();
     let mut statements = Vec::new();
-    for (tenant_id, run) in tenant_runs(rows) {
+    for TenantRun {
+        tenant_id,
+        created_at,
+        rows: run,
+    } in tenant_runs(rows)
+    {
         for chunk in run.chunks(MAX_INGEST_ENTRIES) {
             // Platform rows carry their actor already (`write_platform_log`).
             let cells: Vec<[Cell<'_>; COLUMNS.len()]> = chunk
@@ -191,7 +212,7 @@ fn platform_logs_part(
                 .collect();
             let (columns, names) = filled_columns(&cells);
             statements.push(
-                pg_insert(args, tenant_id, now, &cells, &columns, &names)
+                pg_insert(args, tenant_id, created_at, &cells, &columns, &names)
                     .map_err(Error::internal)?,
             );
         }
@@ -308,9 +329,9 @@ pub(crate) async fn insert_rows(
     tx: &mut (impl Access + ?Sized),
     caller: Option<&Caller>,
     tenant_id: Uuid,
+    now: DateTime<Utc>,
     rows: &[PreparedLog],
 ) -> Result<u64> {
-    let now = Timestamp::now().as_datetime();
     let (default_actor_type, default_actor_id) = caller_actor(caller);
     let actors: Vec<(Option<&str>, Option<&str>)> = rows
         .iter()
@@ -661,8 +682,9 @@ impl ControlPlane {
         self.store()
             .on_writer(async move {
                 let mut tx = this.store().begin_append().await?;
+                let now = tx.now().as_datetime();
                 let inserted =
-                    insert_rows(&mut tx, Some(&caller), caller.tenant_id, &prepared).await?;
+                    insert_rows(&mut tx, Some(&caller), caller.tenant_id, now, &prepared).await?;
                 tx.mark_logs_written();
                 tx.commit().await?;
                 Ok(Ingested { inserted })

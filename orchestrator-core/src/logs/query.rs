@@ -22,7 +22,7 @@ impl ControlPlane {
         cursor: Option<&str>,
         per_page: u32,
     ) -> Result<LogPage> {
-        let filter = ResolvedFilter::new(filter)?;
+        let filter = ResolvedFilter::new(filter, self.now())?;
         let from = cursor.map(LogKey::decode).transpose()?;
         let per_page = per_page.clamp(1, MAX_LOG_PAGE);
         let mut conn = self.store().read().await?;

@@ -23,7 +23,7 @@ impl ControlPlane {
         filter: LogFilter,
         group_by: LogGroupBy,
     ) -> Result<LogStats> {
-        let filter = ResolvedFilter::new(filter)?;
+        let filter = ResolvedFilter::new(filter, self.now())?;
         let dialect = self.store().dialect();
         let column = group_by.as_str();
         let mut sql = Sql {

@@ -10,7 +10,7 @@ use crate::api::playbooks::{
     ArchivePlaybook, CreatePlaybook, DeletedPlaybook, PatchPlaybook, Playbook,
     PlaybookDeleteImpact, PlaybookSummary,
 };
-use crate::api::{Page, PageRequest, Timestamp};
+use crate::api::{Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -199,7 +199,7 @@ impl ControlPlane {
         ))
         .bind(request.archived)
         .bind(!request.archived)
-        .bind(Timestamp::now().as_datetime())
+        .bind(self.now().as_datetime())
         .bind(current.id)
         .fetch_one(c)
         .await)?;

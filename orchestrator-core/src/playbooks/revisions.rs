@@ -2,7 +2,6 @@
 //! uniqueness, and the insert of a family's first or next revision.
 
 use super::rows::{PlaybookRow, playbook_columns};
-use crate::api::Timestamp;
 use crate::api::playbooks::{CreatePlaybook, Lifecycle, Playbook, PlaybookDefinition, Provenance};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
@@ -233,7 +232,7 @@ pub(crate) async fn insert_revision(
     } else {
         Uuid::new_v4()
     };
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let provenance = fields.provenance.as_ref();
     let inserted = on_db!(tx, c => sqlx::query_as::<_, PlaybookRow>(concat!(
         "INSERT INTO playbooks (id, tenant_id, family_id, version, is_current, is_active, archived, slug, name, \
@@ -274,7 +273,7 @@ pub(crate) async fn create_family(
     fields: &RevisionFields,
 ) -> Result<Playbook> {
     let family_id = Uuid::new_v4();
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let playbook = insert_revision(tx, caller.tenant_id, family_id, 1, now, fields).await?;
     events::record(
         tx,

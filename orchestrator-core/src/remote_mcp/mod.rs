@@ -18,7 +18,7 @@ mod verify;
 
 use crate::api::{
     McpAuthMode, McpParameter, Page, PageRequest, RemoteMcpServer, RemoteMcpServerRequest,
-    Timestamp, TransportPreference, VerificationStatus,
+    TransportPreference, VerificationStatus,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -173,7 +173,7 @@ impl ControlPlane {
     ) -> Result<RemoteMcpServer> {
         let id = Uuid::new_v4();
         let (checked, verified) = self.check_and_verify(caller, id, &request, None).await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let enabled = request
             .enabled_by_default_for_new_specialists
             .unwrap_or(false);
@@ -278,7 +278,7 @@ impl ControlPlane {
         let (checked, verified) = self
             .check_and_verify(caller, id, &request, Some(&stored))
             .await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let enabled = request
             .enabled_by_default_for_new_specialists
             .unwrap_or(false);
@@ -368,7 +368,7 @@ impl ControlPlane {
         } else {
             verify::verify(&reached, stored.transport_preference()).await
         };
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let oauth_status = self.current_oauth_status(caller.tenant_id, id).await?;
         let mut row = ServerRow {
             updated_at: now,

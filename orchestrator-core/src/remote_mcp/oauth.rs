@@ -534,18 +534,19 @@ fn token_client(
     Ok(oauth)
 }
 
-/// Exchanges an authorization code (with its PKCE verifier).
+/// Exchanges an authorization code (with its PKCE verifier); the tokens'
+/// expiry counts from `now`, the control plane's clock when it was asked.
 pub(crate) async fn exchange_code(
     row: &OAuthRow,
     client_secret: Option<String>,
     code: &str,
     verifier: String,
     timeout: Duration,
+    now: DateTime<Utc>,
 ) -> std::result::Result<Tokens, Failure> {
     let oauth = token_client(row, client_secret)?;
     let http = client(timeout)?;
     let call = move |request| send(http.clone(), request);
-    let now = Utc::now();
     let answer = oauth
         .exchange_code(AuthorizationCode::new(code.to_owned()))
         .set_pkce_verifier(PkceCodeVerifier::new(verifier))
@@ -556,17 +557,17 @@ pub(crate) async fn exchange_code(
     Ok(tokens(&answer, now))
 }
 
-/// Refreshes the access token.
+/// Refreshes the access token (expiry counted from `now`, as above).
 pub(crate) async fn refresh(
     row: &OAuthRow,
     client_secret: Option<String>,
     refresh_token: String,
     timeout: Duration,
+    now: DateTime<Utc>,
 ) -> std::result::Result<Tokens, Failure> {
     let oauth = token_client(row, client_secret)?;
     let http = client(timeout)?;
     let call = move |request| send(http.clone(), request);
-    let now = Utc::now();
     let token = RefreshToken::new(refresh_token);
     let answer = oauth
         .exchange_refresh_token(&token)

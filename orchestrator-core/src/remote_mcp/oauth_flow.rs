@@ -9,7 +9,7 @@ use super::oauth::{self, OAuthRow};
 use super::rows::{find_server, require_server, save_row};
 use super::verify::{self, Failure};
 use super::{record_event, verification_failed};
-use crate::api::{McpAuthMode, OAuthAuthorization, RemoteMcpServer, Timestamp, VerificationStatus};
+use crate::api::{McpAuthMode, OAuthAuthorization, RemoteMcpServer, VerificationStatus};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -68,7 +68,7 @@ impl ControlPlane {
         let Some(sealed_access) = &row.access_token else {
             return Ok(None);
         };
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         if !oauth::needs_refresh(&row, now) {
             return oauth::open(self.secrets(), &row, "access_token", sealed_access).map(Some);
         }
@@ -84,7 +84,7 @@ impl ControlPlane {
             .map(|sealed| oauth::open(secrets, &row, "client_secret", sealed))
             .transpose()?;
         let refreshed = match refresh_token.clone() {
-            Some(token) => oauth::refresh(&row, client_secret, token, timeout)
+            Some(token) => oauth::refresh(&row, client_secret, token, timeout, now)
                 .await
                 .ok(),
             None => None,
@@ -206,7 +206,7 @@ impl ControlPlane {
             let mut conn = self.store().read().await?;
             oauth::find(&mut conn, caller.tenant_id, id).await?
         };
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let state = random_base62(43);
         let mut row = OAuthRow {
             server_id: id,
@@ -259,7 +259,7 @@ impl ControlPlane {
         error: Option<&str>,
     ) -> Result<RemoteMcpServer> {
         let state = state.filter(|s| !s.is_empty()).ok_or_else(bad_state)?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let mut tx = self.store().begin().await?;
         let row = oauth::take_pending(&mut tx, &sha256_hex(state), now).await?;
         tx.commit().await?;
@@ -296,6 +296,7 @@ impl ControlPlane {
                     code,
                     verifier,
                     timeout_of(server.call_timeout_seconds),
+                    self.now().as_datetime(),
                 )
                 .await
                 .map_err(|f| verification_failed(&f, server.transport_preference()))
@@ -335,7 +336,7 @@ impl ControlPlane {
         let mut reached = target(endpoint, &clear, server.call_timeout_seconds);
         reached.bearer = Some(tokens.access_token.clone());
         let outcome = verify::verify(&reached, server.transport_preference()).await;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let mut server = super::rows::ServerRow {
             oauth_status: oauth::CONNECTED.into(),
             updated_at: now,
@@ -419,7 +420,7 @@ impl ControlPlane {
                 .await;
             }
         }
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let mut tx = self.store().begin().await?;
         oauth::delete(&mut tx, caller.tenant_id, id).await?;
         oauth::set_status(&mut tx, caller.tenant_id, id, oauth::DISCONNECTED, now).await?;

@@ -45,9 +45,10 @@ impl ControlPlane {
             &timezone,
             start_at,
         )?;
+        let now = millis(self.clock().now());
+        spec.check_matches(now)?;
         fields::window(start_at, end_at)?;
         fields::target_shape(&request.target)?;
-        let now = millis(self.clock().now());
         let mut row = ScheduleRow {
             id: Uuid::now_v7(),
             tenant_id: caller.tenant_id,
@@ -227,6 +228,7 @@ impl ControlPlane {
         fields::window(row.start_at, row.end_at)?;
         let spec = row.spec()?;
         let now = millis(self.clock().now());
+        spec.check_matches(now)?;
         if replans || request.jitter_seconds.is_some() {
             if row.paused {
                 row.buffered_slot = None;
@@ -325,6 +327,7 @@ impl ControlPlane {
             &timezone,
             start_at,
         )?;
+        spec.check_matches(self.clock().now())?;
         let count = request.count.unwrap_or(5);
         if !(1..=50).contains(&count) {
             return Err(Error::invalid_field("count", "must be 1 to 50"));

@@ -107,11 +107,18 @@ impl Spec {
                 }
             }
         };
-        let spec = Self { kind, zone };
-        if matches!(spec.kind, Kind::Cron(_)) && spec.next_after(Utc::now()).is_none() {
+        Ok(Self { kind, zone })
+    }
+
+    /// Refuses a cron expression with no date left after `now` (the
+    /// control plane's clock): `0 0 30 2 *`, or years that have passed.
+    /// Checked where a schedule is written or previewed, not where a
+    /// stored row is read back.
+    pub(crate) fn check_matches(&self, now: DateTime<Utc>) -> Result<()> {
+        if matches!(self.kind, Kind::Cron(_)) && self.next_after(now).is_none() {
             return Err(Error::schema_field("cron", "never matches a date"));
         }
-        Ok(spec)
+        Ok(())
     }
 
     /// The first slot strictly after `t`.

@@ -190,6 +190,7 @@ impl Store {
             writer_session: options.writer_session,
             health,
             notifier: notifier_handle,
+            clock: options.clock.clone(),
         })
     }
 }

@@ -50,7 +50,8 @@ pub(crate) use search::contains_pattern;
 pub use stored_json::{StoredJson, UNREADABLE_KEY};
 use writer_thread::WriterThread;
 
-use crate::api::Event;
+use crate::api::{Event, Timestamp};
+use crate::clock::Clock;
 use crate::error::Result;
 use sqlx::{PgPool, SqlitePool};
 use std::sync::Arc;
@@ -129,6 +130,8 @@ pub struct Store {
     health: Arc<Health>,
     /// PostgreSQL: this replica's NOTIFY sender ([`Store::wake_claimers`]).
     notifier: Option<Arc<PgNotifier>>,
+    /// The control plane's clock ([`StoreOptions::clock`]).
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for Store {
@@ -147,6 +150,13 @@ impl Store {
             Dialect::Sqlite => "",
             Dialect::Postgres => self.writer_session,
         }
+    }
+
+    /// Now, by the control plane's clock ([`StoreOptions::clock`]), in the
+    /// wire's milliseconds: for the few writes made outside a transaction
+    /// or before the control plane exists.
+    pub(crate) fn now(&self) -> Timestamp {
+        Timestamp::from(self.clock.now())
     }
 
     /// Which backend this store runs on, for the few places whose SQL or
@@ -199,6 +209,7 @@ impl Store {
             deferred: Vec::new(),
             logs_written: false,
             members: 1,
+            clock: self.clock.clone(),
         })
     }
 
@@ -348,9 +359,16 @@ pub struct Tx {
     /// Requests this transaction carries (more than one for a combined
     /// statement, [`combine`]): what its batch counts at the commit.
     members: usize,
+    clock: Arc<dyn Clock>,
 }
 
 impl Tx {
+    /// Now, by the control plane's clock, in the wire's milliseconds: what
+    /// the rows this transaction writes are stamped with.
+    pub(crate) fn now(&self) -> Timestamp {
+        Timestamp::from(self.clock.now())
+    }
+
     /// Opens the savepoint of a transaction begun unguarded
     /// ([`Store::begin_unguarded`]); a no-op otherwise. Only while nothing
     /// it ran so far changed a row.

@@ -2,6 +2,8 @@
 //! SQL dialect it speaks.
 
 use super::GroupCommit;
+use crate::clock::Clock;
+use std::sync::Arc;
 
 /// Which SQL dialect a store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +50,10 @@ pub struct StoreOptions {
     /// operator can trade disk for fewer RESTART checkpoints, and so a test
     /// can see the bound hold in seconds instead of minutes.
     pub wal_restart_bytes: u64,
+    /// Where transactions read "now" ([`Tx::now`](super::Tx::now)): the
+    /// control plane's clock, so rows are stamped with the time every other
+    /// decision uses (a test's manual clock included).
+    pub clock: Arc<dyn Clock>,
 }
 
 /// PostgreSQL writer connections when none are configured: one, so the

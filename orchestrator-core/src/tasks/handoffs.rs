@@ -1,6 +1,6 @@
 //! Handoffs: what one task's holder leaves for the next.
 
-use crate::api::{CreateHandoff, Handoff, Timestamp};
+use crate::api::{CreateHandoff, Handoff};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -105,7 +105,7 @@ impl ControlPlane {
         .bind(id)
         .bind(Json(&body))
         .bind(row.assigned_agent_id)
-        .bind(Timestamp::now().as_datetime())
+        .bind(self.now().as_datetime())
         .fetch_one(c)
         .await)?;
         let handoff = handoff.into_api()?;

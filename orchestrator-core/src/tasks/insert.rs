@@ -15,7 +15,7 @@
 //! statement itself. Every other create, and every create on SQLite, runs
 //! its own `INSERT` ([`insert_row`]), which binds the same [`Fields`].
 
-use crate::api::{CreateTask, RetryPolicy, Timestamp};
+use crate::api::{CreateTask, RetryPolicy};
 use crate::error::Result;
 use crate::store::{Access, Combine, Db, Tx, on_db};
 use crate::tags::required_tags;
@@ -285,7 +285,7 @@ impl Combine for Creates {
 
     fn run<'a>(tx: &'a mut Tx, items: &'a [Fields]) -> BoxFuture<'a, Result<Vec<TaskRow>>> {
         Box::pin(async move {
-            let now = Timestamp::now().as_datetime();
+            let now = tx.now().as_datetime();
             // SQLite never combines (Store::combines): each its own INSERT.
             if matches!(Access::db(tx), Db::Sqlite(_)) {
                 let mut rows = Vec::with_capacity(items.len());

@@ -11,7 +11,7 @@ mod retire;
 use crate::agents::{self, NewAgent};
 use crate::api::{
     AgentProtocol, CONNECTION_MODES, Page, PageRequest, RegisterWorker, RegisteredWorker,
-    RegisteredWorkerAgent, Scope, SignalKind, SignalSent, SignalWorker, Task, Timestamp, Worker,
+    RegisteredWorkerAgent, Scope, SignalKind, SignalSent, SignalWorker, Task, Worker,
     WorkerHeartbeat, WorkerNext,
 };
 use crate::caller::Caller;
@@ -325,7 +325,7 @@ impl ControlPlane {
             fleet::validate_reports(containers)?;
         }
         let mut tx = self.store().begin().await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let before = find(&mut tx, caller.tenant_id, id)
             .await?
             .ok_or(Error::not_found("worker"))?;
@@ -501,7 +501,7 @@ impl ControlPlane {
     pub async fn touch_worker_channel(&self, caller: &Caller, worker_id: Uuid) -> Result<()> {
         check_worker_access(caller, worker_id)?;
         let mut tx = self.store().begin().await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let before = find(&mut tx, caller.tenant_id, worker_id)
             .await?
             .ok_or(Error::not_found("worker"))?;
@@ -544,7 +544,7 @@ impl ControlPlane {
     pub async fn close_worker_channel(&self, caller: &Caller, worker_id: Uuid) -> Result<()> {
         check_worker_access(caller, worker_id)?;
         let mut tx = self.store().begin().await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let changed = on_db!(&mut tx, c => sqlx::query(
             "UPDATE workers SET status = 'offline', updated_at = $1 \
              WHERE id = $2 AND tenant_id = $3 AND status <> 'offline'",

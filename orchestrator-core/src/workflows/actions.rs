@@ -1,8 +1,8 @@
 //! Operator actions on a workflow: pause, resume, cancel, redrive.
 
 use crate::api::{
-    Applied, InheritancePolicy, InitialInputPacket, LiveVisibilityMode, RedriveWorkflow, Timestamp,
-    Workflow, WorkflowAction, WorkflowState,
+    Applied, InheritancePolicy, InitialInputPacket, LiveVisibilityMode, RedriveWorkflow, Workflow,
+    WorkflowAction, WorkflowState,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -216,7 +216,7 @@ pub(crate) async fn apply_workflow_op(
             .bind(id)
             .fetch_all(c)
             .await)?;
-        let now = Timestamp::now().as_datetime();
+        let now = tx.now().as_datetime();
         for mut task in open {
             let task_from = task.state()?;
             let task_to = tasks::state::transition(tasks::state::TaskOp::Cancel, task_from)?;

@@ -5,7 +5,7 @@
 
 use super::MAX_ACTIVATION_ATTEMPTS;
 use super::rows::{WorkflowRow, find, find_for_update};
-use crate::api::{Activation, Applied, EnqueueActivation, TaskState, Timestamp};
+use crate::api::{Activation, Applied, EnqueueActivation, TaskState};
 use crate::api::{CreateTask, TaskKind};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -86,7 +86,7 @@ pub(crate) async fn enqueue_in(
     payload: Value,
 ) -> Result<Uuid> {
     let id = Uuid::now_v7();
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     on_db!(tx, c => sqlx::query(
         "INSERT INTO activations (id, tenant_id, workflow_id, reason, event_type, payload, status, attempts, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, 'queued', 0, $7, $7)",
@@ -111,7 +111,7 @@ pub(crate) async fn dispatch_next(tx: &mut Tx, caller: &Caller, wf: &WorkflowRow
     if wf.state().is_terminal() {
         return Ok(());
     }
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let sql = format!(
         "UPDATE activations SET status = 'processing', started_at = $2, updated_at = $2, attempts = attempts + 1 \
          WHERE id = (SELECT id FROM activations WHERE workflow_id = $1 AND status = 'queued' ORDER BY created_at, id LIMIT 1) \
@@ -162,7 +162,7 @@ pub(crate) async fn after_orchestrator_task(
         return Ok(());
     };
     let wf = find_for_update(tx, task.tenant_id, workflow_id).await?;
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let (status, event_type) = match to {
         TaskState::Completed => ("completed", "activation.completed"),
         TaskState::Failed | TaskState::Cancelled => {
@@ -210,8 +210,9 @@ pub(crate) async fn fail_open(
         "UPDATE activations SET status = 'failed', updated_at = $2, completed_at = $2 \
          WHERE workflow_id = $1 AND status IN ('queued', 'processing') RETURNING {COLUMNS}"
     );
+    let now = tx.now().as_datetime();
     let rows: Vec<ActivationRow> = on_db!(tx, c => sqlx::query_as(sqlx::AssertSqlSafe(sql.as_str()))
-        .bind(wf.id).bind(Timestamp::now().as_datetime()).fetch_all(c).await)?;
+        .bind(wf.id).bind(now).fetch_all(c).await)?;
     for row in rows {
         record(
             tx,

@@ -2,7 +2,7 @@
 //! workspace, with their stages and the first activation.
 
 use crate::api::{
-    CreateWorkflow, InitialInputPacket, LiveVisibilityMode, PlanningWorkflow, Timestamp, Workflow,
+    CreateWorkflow, InitialInputPacket, LiveVisibilityMode, PlanningWorkflow, Workflow,
 };
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
@@ -117,7 +117,7 @@ pub(crate) async fn insert_deduped(
     new: NewWorkflow,
 ) -> Result<(WorkflowRow, bool)> {
     let id = Uuid::now_v7();
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let lifecycle = new.playbook.lifecycle.clone();
     let inserted = on_db!(tx, c => sqlx::query(
         "INSERT INTO workflows (id, tenant_id, workspace_id, playbook_id, name, state, lifecycle, operator_note, \

@@ -78,7 +78,7 @@ impl ControlPlane {
         };
         // `recent` is the last day of ended workflows, filtered before paging.
         let completed_after =
-            (mode == "recent").then(|| chrono::Utc::now() - chrono::Duration::hours(24));
+            (mode == "recent").then(|| self.clock().now() - chrono::Duration::hours(24));
 
         let lifecycle = match query.lifecycle.as_deref() {
             None | Some("all") => None,

@@ -2,7 +2,7 @@
 //! workflow, work item and activation, in the task's own transaction
 //! ([`after_task_change`], the one function the task lifecycle calls).
 
-use crate::api::{TaskState, Timestamp};
+use crate::api::TaskState;
 use crate::caller::Caller;
 use crate::error::Result;
 use crate::events::{self, NewEvent};
@@ -27,10 +27,11 @@ pub(crate) async fn after_task_change(
         return Ok(());
     };
     if to == TaskState::Claimed {
+        let now = tx.now().as_datetime();
         let changed = on_db!(tx, c => sqlx::query(
             "UPDATE workflows SET state = 'in_progress', updated_at = $1 WHERE id = $2 AND state = 'pending'",
         )
-        .bind(Timestamp::now().as_datetime())
+        .bind(now)
         .bind(workflow_id)
         .execute(c).await.map(|r| r.rows_affected()))?;
         if changed == 1 {

@@ -1,7 +1,7 @@
 //! The `workflows` table: the row, reads (for change), and state changes
 //! with their `workflow.state_changed` event.
 
-use crate::api::{InitialInputPacket, LiveVisibilityMode, Timestamp, Workflow, WorkflowState};
+use crate::api::{InitialInputPacket, LiveVisibilityMode, Workflow, WorkflowState};
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, NewEvent};
@@ -118,7 +118,7 @@ pub(crate) async fn set_state(
     to: WorkflowState,
     reason: &str,
 ) -> Result<bool> {
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let completed_at = to.is_terminal().then_some(now);
     let changed = on_db!(tx, c => sqlx::query(
         "UPDATE workflows SET state = $1, updated_at = $2, completed_at = COALESCE($3, completed_at) WHERE id = $4 AND state = $5",

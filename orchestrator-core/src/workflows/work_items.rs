@@ -5,7 +5,7 @@
 //! pending stage activates that stage.
 
 use super::rows::{find, find_for_update};
-use crate::api::{CreateWorkItem, Priority, Timestamp, UpdateWorkItem, WorkItem};
+use crate::api::{CreateWorkItem, Priority, UpdateWorkItem, WorkItem};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -126,8 +126,9 @@ async fn current_stage(tx: &mut Tx, workflow_id: Uuid) -> Result<Option<String>>
 /// Activates the stage a work item names, if it is still pending.
 async fn activate_stage(tx: &mut Tx, workflow_id: Uuid, stage: Option<&str>) -> Result<()> {
     if let Some(stage) = stage {
+        let now = tx.now().as_datetime();
         on_db!(tx, c => sqlx::query("UPDATE workflow_stages SET status = 'active', started_at = $1 WHERE workflow_id = $2 AND name = $3 AND status = 'pending'")
-            .bind(Timestamp::now().as_datetime()).bind(workflow_id).bind(stage)
+            .bind(now).bind(workflow_id).bind(stage)
             .execute(c).await.map(|r| r.rows_affected()))?;
     }
     Ok(())
@@ -149,7 +150,7 @@ pub(crate) async fn complete_when_done(
     if open > 0 {
         return Ok(());
     }
-    let now = Timestamp::now().as_datetime();
+    let now = tx.now().as_datetime();
     let sql = format!(
         "UPDATE work_items SET column_id = 'done', completed_at = $1, updated_at = $1 WHERE id = $2 AND completed_at IS NULL RETURNING {COLS}"
     );
@@ -192,7 +193,7 @@ impl ControlPlane {
             Some(stage) => Some(stage.clone()),
             None => current_stage(tx, workflow_id).await?,
         };
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let sql = format!(
             "INSERT INTO work_items (id, tenant_id, workflow_id, title, goal, stage_name, column_id, priority, metadata, completed_at, created_at, updated_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING {COLS}"
@@ -280,7 +281,7 @@ impl ControlPlane {
         let mut tx = self.store().begin().await?;
         let wf = find_for_update(&mut tx, caller.tenant_id, workflow_id).await?;
         let mut row = find_item(&mut tx, workflow_id, id).await?;
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         if let Some(t) = &request.title {
             row.title = t.trim().to_owned();
         }

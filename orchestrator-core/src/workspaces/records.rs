@@ -6,7 +6,7 @@ use super::rows::{
     WorkspaceRow, lock_workspace, require_workspace, slug_conflict, update_row, workspace_columns,
 };
 use crate::api::workspaces::{CreateWorkspace, PatchWorkspace, Workspace, WorkspaceFilter};
-use crate::api::{Page, PageRequest, Timestamp};
+use crate::api::{Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -84,7 +84,7 @@ impl ControlPlane {
         }
         let mut write = begin_write!(self, caller, "workspaces.create", request, Storage::Plain);
         let id = Uuid::new_v4();
-        let now = Timestamp::now().as_datetime();
+        let now = self.now().as_datetime();
         let sealed = request
             .git_token
             .as_deref()

@@ -2,7 +2,6 @@
 //! locked read for a change), the shared row update, and the workflow
 //! summary the workflows module shows beside a workspace.
 
-use crate::api::Timestamp;
 use crate::api::workspaces::{Workspace, WorkspaceSummary};
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -106,6 +105,7 @@ pub(crate) async fn workflow_summary(
 
 /// Writes `row` back (every mutable column) and answers the stored row.
 pub(crate) async fn update_row(tx: &mut Tx, row: &WorkspaceRow) -> Result<WorkspaceRow> {
+    let now = tx.now().as_datetime();
     let updated = on_db!(tx, c => sqlx::query_as::<_, WorkspaceRow>(concat!(
         "UPDATE workspaces SET name = $1, slug = $2, description = $3, repository_url = $4, default_branch = $5, \
          settings = $6, memory = $7, is_active = $8, git_token_encrypted = $9, \
@@ -121,7 +121,7 @@ pub(crate) async fn update_row(tx: &mut Tx, row: &WorkspaceRow) -> Result<Worksp
     .bind(Json(&row.memory.0))
     .bind(row.is_active)
     .bind(&row.git_token_encrypted)
-    .bind(Timestamp::now().as_datetime())
+    .bind(now)
     .bind(row.tenant_id)
     .bind(row.id)
     .fetch_one(c)

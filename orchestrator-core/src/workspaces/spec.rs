@@ -3,7 +3,7 @@
 use super::records::object_field;
 use super::rows::{lock_workspace, require_workspace};
 use crate::api::workspaces::{MAX_MEMORY_BYTES, PutWorkspaceSpec, WorkspaceSpec};
-use crate::api::{Event, Page, PageRequest, Timestamp};
+use crate::api::{Event, Page, PageRequest};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -123,7 +123,7 @@ impl ControlPlane {
         .bind(id)
         .bind(caller.tenant_id)
         .bind(Json(&spec))
-        .bind(Timestamp::now().as_datetime())
+        .bind(self.now().as_datetime())
         .fetch_one(c)
         .await)?;
         let mut event = NewEvent::new(

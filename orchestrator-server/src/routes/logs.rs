@@ -88,7 +88,7 @@ pub(crate) async fn get(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 /// `event: heartbeat` frames carry `{ts}`.
 pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     let caller = req.caller()?.clone();
-    let filter = ResolvedFilter::new(filter(&req)?)?;
+    let filter = ResolvedFilter::new(filter(&req)?, app.core.now())?;
     let start = if let Some(id) = sse::resume_id(req.header("last-event-id"), None) {
         StreamStart::AfterRow(id)
     } else if let Some(cursor) = req.query_value("cursor").filter(|c| !c.is_empty()) {
@@ -136,7 +136,7 @@ pub(crate) async fn stream(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
 /// and a CSV is never silently short.
 pub(crate) async fn export(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
     let caller = req.caller()?.clone();
-    let filter = ResolvedFilter::new(filter(&req)?)?;
+    let filter = ResolvedFilter::new(filter(&req)?, app.core.now())?;
     let format = parsed::<ExportFormat>(&req, "format")?.unwrap_or(ExportFormat::Json);
     let order = parsed::<SortOrder>(&req, "order")?.unwrap_or(SortOrder::Desc);
     let direction = match order {
