@@ -50,7 +50,7 @@ pub struct StoreOptions {
     /// operator can trade disk for fewer RESTART checkpoints, and so a test
     /// can see the bound hold in seconds instead of minutes.
     pub wal_restart_bytes: u64,
-    /// Where transactions read "now" ([`Tx::now`](super::Tx::now)): the
+    /// Where write transactions read "now" (`Tx::now`): the
     /// control plane's clock, so rows are stamped with the time every other
     /// decision uses (a test's manual clock included).
     pub clock: Arc<dyn Clock>,
