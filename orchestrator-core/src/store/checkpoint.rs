@@ -27,6 +27,18 @@
 //! cut back when the WAL starts over, and a burst's WAL is truncated once
 //! writes stop. So the WAL file stays near the threshold plus what
 //! [`RESTART_EVERY`] of writes add.
+//!
+//! Why the restarts run on the writer's connection: a connection that begins
+//! a transaction and finds that another connection restarted the WAL
+//! discards its whole page cache. With the `RESTART` (and the idle
+//! `TRUNCATE`) run here, the writer started cold every two seconds under
+//! load, and on a large database, whose hot pages lie beyond what
+//! `mmap_size` maps, reading them back cost the lifecycle a quarter of its
+//! rate at a million finished tasks (bench/HISTORY.md, item 25). So the
+//! PASSIVE copies run here, and the restarts run on the writer's own
+//! connection between two of its batches ([`Writer::between_batches`]):
+//! they block writes exactly as long as before (a `RESTART` holds the write
+//! lock either way), and the writer's cache stays warm.
 
 use super::Writer;
 use sqlx::sqlite::SqliteConnectOptions;
@@ -88,10 +100,10 @@ pub(super) fn spawn_checkpointer(
                 let large = std::fs::metadata(&wal).is_ok_and(|m| m.len() > restart_above);
                 if !trimmed
                     && large
-                    && let Some(c) = conn.as_mut()
+                    && let Some(writer) = writer.upgrade()
                 {
-                    let _ = sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                        .execute(&mut *c)
+                    let _ = writer
+                        .between_batches("PRAGMA wal_checkpoint(TRUNCATE)")
                         .await;
                     trimmed = true;
                 }
@@ -125,8 +137,11 @@ pub(super) fn spawn_checkpointer(
                         && last_restart.elapsed() >= RESTART_EVERY
                     {
                         last_restart = Instant::now();
-                        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(RESTART)")
-                            .execute(&mut *c)
+                        let Some(writer) = writer.upgrade() else {
+                            return;
+                        };
+                        if let Some(Err(e)) = writer
+                            .between_batches("PRAGMA wal_checkpoint(RESTART)")
                             .await
                         {
                             tracing::warn!(error = %e, "RESTART checkpoint failed");

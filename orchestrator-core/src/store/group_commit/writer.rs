@@ -1,7 +1,7 @@
 //! One writer: its lock, its batches and the turns taken on it.
 
 use super::batch::{Batch, Failed, Outcome, flush_deferred};
-use super::slot::{Slot, abort_batch, conn, roll_back, rollback_all, tell_failed};
+use super::slot::{Slot, abort_batch, conn, drop_broken, roll_back, rollback_all, tell_failed};
 use super::{GroupCommit, Opener, Policy, ROLLBACK_TO, SAVEPOINT, Turn, WriterConn};
 use crate::error::{DbFault, Error, NotCommitted, Result, db_fault, text_fault};
 use crate::store::health::PROBE_TIMEOUT;
@@ -338,6 +338,35 @@ impl Writer {
             }
         }
         self.end_turn(slot).await;
+    }
+
+    /// Runs `sql` on this writer's own connection between two batches: it
+    /// waits for the writer like a request, commits a batch left open for
+    /// requests queued behind it, and runs `sql` outside any transaction.
+    /// `None` when it cannot run now: the connection is broken (the next
+    /// turn reopens it), or a cancelled request's cleanup holds the batch.
+    ///
+    /// For the SQLite checkpointer's WAL restarts (`store::checkpoint`): a
+    /// connection that finds the WAL restarted by another connection drops
+    /// its whole page cache, so a restart made elsewhere cost the writer a
+    /// cold cache after every restart; made here, the cache stays.
+    pub(crate) async fn between_batches(
+        &self,
+        sql: &'static str,
+    ) -> Option<std::result::Result<(), sqlx::Error>> {
+        let mut guard = self.slot.clone().lock_owned().await;
+        if !guard.in_request {
+            self.commit_batch(&mut guard).await;
+        }
+        if guard.batch.is_some() {
+            // A cancelled request's cleanup still owns the batch.
+            return None;
+        }
+        let ran = guard.conn.as_mut()?.run(sql).await;
+        if let Err(e) = &ran {
+            drop_broken(&mut guard, e);
+        }
+        Some(ran)
     }
 
     /// Commits the open batch, if any (at shutdown).
