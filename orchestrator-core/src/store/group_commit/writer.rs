@@ -351,6 +351,20 @@ impl Writer {
     /// its whole page cache, so a restart made elsewhere cost the writer a
     /// cold cache after every restart; made here, the cache stays.
     pub(crate) async fn between_batches(
+        self: &Arc<Self>,
+        sql: &'static str,
+    ) -> Option<std::result::Result<(), sqlx::Error>> {
+        let writer = self.clone();
+        // Uncancellable, as the stranded batch's commit in `outcome`: a
+        // checkpointer aborted when the store closes must not cut short the
+        // commit of a batch with members waiting for it.
+        tokio::spawn(async move { writer.run_between_batches(sql).await })
+            .await
+            .ok()
+            .flatten()
+    }
+
+    async fn run_between_batches(
         &self,
         sql: &'static str,
     ) -> Option<std::result::Result<(), sqlx::Error>> {
