@@ -108,6 +108,8 @@ async fn moves(admin: &Client, id: Uuid) -> Vec<(String, String)> {
 async fn assert_started(admin: &Client, claimed: &ClaimedTask) {
     assert_eq!(claimed.task.state, TaskState::InProgress);
     assert_eq!(claimed.task.assigned_agent_id, Some(claimed.agent_id));
+    assert!(claimed.task.claimed_at.is_some(), "{claimed:?}");
+    assert!(claimed.task.started_at.is_some(), "{claimed:?}");
     assert_eq!(
         admin.tasks().get(claimed.task.id).await.unwrap().state,
         TaskState::InProgress
@@ -568,6 +570,80 @@ async fn complete_batch_answers_each_item_on_its_own_and_replays_per_item() {
         .await
         .unwrap();
     assert_eq!(single.state, TaskState::Completed);
+}
+
+/// `start: true` moves a task from pending straight to in progress in the
+/// claim itself: a flow limit's slot must be taken by that move and freed
+/// when the task ends, as for a claim and a start.
+#[tokio::test]
+async fn a_started_batch_takes_and_frees_a_flow_limit_slot() {
+    started_batch_takes_and_frees_a_slot(TestServer::start().await).await;
+}
+
+/// The same with two writer connections: on PostgreSQL the batch then runs
+/// the one-request claim statement per agent (its started form), not the
+/// combined-claim function.
+#[tokio::test]
+async fn a_started_batch_on_several_writers_takes_and_frees_a_flow_limit_slot() {
+    let server = TestServer::start_with(|config| config.core.db_writers = 2).await;
+    started_batch_takes_and_frees_a_slot(server).await;
+}
+
+async fn started_batch_takes_and_frees_a_slot(server: TestServer) {
+    let admin = server.admin();
+    let registered = worker(&admin, "started-limited", 4).await;
+    let client = server.client(&registered.worker_api_key);
+    admin.limits().set_concurrency("solo", 1).await.unwrap();
+    let mut keyed = Vec::new();
+    for i in 0..2 {
+        let mut request = task(&format!("solo-{i}"));
+        request.concurrency_key = Some("solo".into());
+        keyed.push(admin.tasks().create(&request).await.unwrap().id);
+    }
+    let claim_started = || async {
+        let request = ClaimBatch {
+            limit: 4,
+            start: true,
+            ..Default::default()
+        };
+        let workers = client.workers();
+        workers
+            .claim_batch(registered.worker_id, &request)
+            .await
+            .unwrap()
+    };
+    let first = claim_started().await;
+    assert_eq!(first.len(), 1, "a limit of 1 admits one: {first:?}");
+    assert_started(&admin, &first[0]).await;
+    let held = claim_started().await;
+    assert!(held.is_empty(), "the slot is held: {held:?}");
+
+    let done = client
+        .tasks()
+        .complete_batch(&CompleteBatch {
+            items: vec![CompleteBatchItem {
+                task_id: first[0].task.id,
+                agent_id: Some(first[0].agent_id),
+                ..Default::default()
+            }],
+        })
+        .await
+        .unwrap();
+    assert_eq!(done[0].state, Some(TaskState::Completed), "{done:?}");
+    let second = claim_started().await;
+    assert_eq!(second.len(), 1, "the slot was freed: {second:?}");
+    assert_ne!(second[0].task.id, first[0].task.id);
+    assert!(keyed.contains(&second[0].task.id));
+    assert_started(&admin, &second[0]).await;
+
+    // No keyed task pends any more: the plain claim's started form (on
+    // PostgreSQL a statement of its own, where the ones above were the
+    // fair pick's).
+    let free = create(&admin, 1, "unkeyed").await;
+    let third = claim_started().await;
+    assert_eq!(third.len(), 1, "{third:?}");
+    assert_eq!(third[0].task.id, free[0]);
+    assert_started(&admin, &third[0]).await;
 }
 
 #[tokio::test]

@@ -55,7 +55,10 @@
 //! parameter, so the common claim is still one statement.
 
 use super::claim_each::{ClaimFor, ClaimRow, Claims, Outcome, claims_combine};
-use super::claim_sql::{CLAIM_POSTGRES, CLAIM_POSTGRES_FAIR, CLAIM_SQLITE, KEYED_PENDING_POSTGRES};
+use super::claim_sql::{
+    CLAIM_POSTGRES, CLAIM_POSTGRES_FAIR, CLAIM_POSTGRES_FAIR_STARTED, CLAIM_POSTGRES_STARTED,
+    CLAIM_SQLITE, KEYED_PENDING_POSTGRES,
+};
 use crate::agents::{self, AgentRow};
 use crate::api::{ClaimTask, Task, TaskState};
 use crate::caller::Caller;
@@ -368,17 +371,24 @@ async fn claim_open_filtered(
 /// The PostgreSQL claim statement for `tenant`: the one without the fair
 /// pick unless the tenant has pending keyed tasks, because the fair pick's
 /// planning costs tens of milliseconds on every execution (claim_sql,
-/// `general_candidate!`). SQLite has one statement and never asks.
-pub(super) async fn postgres_claim(tx: &mut Tx, tenant: Uuid) -> Result<&'static str> {
+/// `general_candidate!`). `started`: the form that moves the task straight
+/// to `in_progress` (a batched claim's `start: true`). SQLite has one
+/// statement and never asks.
+pub(super) async fn postgres_claim(
+    tx: &mut Tx,
+    tenant: Uuid,
+    started: bool,
+) -> Result<&'static str> {
     let fair = on_db!(tx, c =>
         sqlite: { let _ = c; Ok(false) },
         postgres: sqlx::query_scalar::<_, bool>(KEYED_PENDING_POSTGRES)
             .bind(tenant).fetch_one(c).await,
     )?;
-    Ok(if fair {
-        CLAIM_POSTGRES_FAIR
-    } else {
-        CLAIM_POSTGRES
+    Ok(match (fair, started) {
+        (true, false) => CLAIM_POSTGRES_FAIR,
+        (true, true) => CLAIM_POSTGRES_FAIR_STARTED,
+        (false, false) => CLAIM_POSTGRES,
+        (false, true) => CLAIM_POSTGRES_STARTED,
     })
 }
 
@@ -394,7 +404,7 @@ async fn claim_in(
 ) -> Result<Attempt> {
     let runnable = runnable_environments(tx, agent.tenant_id, tags, environment).await?;
     let runnable_hex: Vec<String> = runnable.iter().map(|id| id.simple().to_string()).collect();
-    let postgres_claim = postgres_claim(tx, agent.tenant_id).await?;
+    let postgres_claim = postgres_claim(tx, agent.tenant_id, false).await?;
     let rows: Vec<TaskRow> = match on_db!(tx, c =>
         sqlite: sqlx::query_as(CLAIM_SQLITE)
             .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(now)

@@ -5,10 +5,12 @@
 //! Why: a worker that runs many agents paid one request, one writer turn
 //! and one statement per claim (and as many again for the starts). Here a
 //! batch is one transaction; on PostgreSQL its claims are one statement, the
-//! function of the combined claims ([`super::claim_sql::CLAIM_EACH_FUNCTION`]),
-//! and its starts one `UPDATE ... FROM unnest(...)`
-//! ([`super::fast_path::Starts`]; on SQLite one `UPDATE ... FROM
-//! json_each(...)`). On SQLite, whose one writer connection
+//! function of the combined claims ([`super::claim_sql::CLAIM_EACH_FUNCTION`]).
+//! With `start: true` each claim moves its task straight to `in_progress`
+//! (the claim's own `UPDATE`, [`super::claim_sql`]'s `claim_moves!`): one
+//! row version and one set of index entries a task instead of a claim's
+//! and then a start's, with both state events written as a claim and a
+//! start request would write them. On SQLite, whose one writer connection
 //! serialises every claim anyway, the batch runs the one-request claim
 //! statement per agent inside the one transaction and the one commit; on
 //! PostgreSQL without that function (several writers) it does the same.
@@ -23,15 +25,13 @@
 
 use super::claim::{CLAIM_ATTEMPTS, postgres_claim, record_claim, runnable_environments};
 use super::claim_each::{Outcome, claims_combine};
-use super::claim_sql::{CLAIM_EACH_POSTGRES, CLAIM_SQLITE};
-use super::fast_path::{Start, Starts};
+use super::claim_sql::{CLAIM_EACH_POSTGRES, CLAIM_SQLITE, CLAIM_SQLITE_STARTED};
 use crate::agents::AgentRow;
 use crate::api::TaskState;
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::limits::is_limit_race;
-use crate::store::{Combine, Store, Tx, is_unique_violation, on_db};
-use crate::tasks::acting::Acting;
+use crate::store::{Store, Tx, is_unique_violation, on_db};
 use crate::tasks::counters::counters;
 use crate::tasks::rows::{TaskRow, record_change};
 use crate::tasks::state::TaskOp;
@@ -117,12 +117,18 @@ pub(crate) async fn claim_batch(
         match claim_in(store, &mut tx, &prepared, filter).await? {
             // Dropping `tx` rolls the void transaction back.
             Attempt::Raced => continue,
-            Attempt::Done(mut rows) => {
+            Attempt::Done(rows) => {
                 for row in &rows {
                     record_claim(&mut tx, caller, row).await?;
                 }
-                if filter.start && !rows.is_empty() {
-                    rows = start_in(&mut tx, caller, rows).await?;
+                for row in rows
+                    .iter()
+                    .filter(|r| r.state == TaskState::InProgress.as_str())
+                {
+                    // Claimed and started by the one statement: the start's
+                    // event and log row, as a start request writes them.
+                    let moved = (TaskState::Claimed, TaskState::InProgress);
+                    record_change(&mut tx, caller, row, TaskOp::Start, moved, "started").await?;
                 }
                 tx.commit().await?;
                 return Ok(rows);
@@ -150,7 +156,7 @@ async fn claim_in(
         // One worker's agents share a tenant: one pick of the PostgreSQL
         // statement serves the batch.
         let statement = match prepared.first() {
-            Some(first) => postgres_claim(tx, first.claimer.agent.tenant_id).await?,
+            Some(first) => postgres_claim(tx, first.claimer.agent.tenant_id, filter.start).await?,
             None => return Ok(Attempt::Done(Vec::new())),
         };
         claim_one_by_one(tx, prepared, filter, statement).await
@@ -200,6 +206,7 @@ async fn claim_each(
             .bind(tenants).bind(agents).bind(workers).bind(workflows)
             .bind(tags).bind(runnable).bind(envs).bind(filter.now)
             .bind(i32::try_from(filter.limit).unwrap_or(i32::MAX))
+            .bind(filter.start)
             .fetch_all(c).await,
     )?;
     Ok(rows
@@ -233,7 +240,7 @@ async fn claim_one_by_one(
             .map(|id| id.simple().to_string())
             .collect();
         let row: Option<TaskRow> = on_db!(tx, c =>
-            sqlite: sqlx::query_as(CLAIM_SQLITE)
+            sqlite: sqlx::query_as(if filter.start { CLAIM_SQLITE_STARTED } else { CLAIM_SQLITE })
                 .bind(agent.tenant_id).bind(agent.id).bind(agent.worker_id).bind(filter.now)
                 .bind(filter.workflow_id).bind(tags).bind(Json(&runnable_hex))
                 .bind(filter.environment)
@@ -247,39 +254,4 @@ async fn claim_one_by_one(
         claimed.extend(row);
     }
     Ok(claimed)
-}
-
-/// `start: true`: the claimed rows to `in_progress` in one statement on
-/// either database ([`Starts`]), each with its `started` event as a start
-/// request writes it.
-async fn start_in(tx: &mut Tx, caller: &Caller, rows: Vec<TaskRow>) -> Result<Vec<TaskRow>> {
-    let starts: Vec<Start> = rows
-        .iter()
-        .map(|row| Start {
-            id: row.id,
-            tenant_id: row.tenant_id,
-            acting: Acting {
-                agent_id: row.assigned_agent_id,
-                worker_id: row.assigned_worker_id,
-            },
-        })
-        .collect();
-    let started = Starts::run(tx, &starts).await?;
-    // The statement's rows come in any order: answer in the claims' order.
-    // A row it left alone (a cancellation requested in between) stays
-    // claimed, as a start request would then find it.
-    let mut by_id: std::collections::HashMap<Uuid, TaskRow> =
-        started.into_iter().map(|r| (r.id, r)).collect();
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        match by_id.remove(&row.id) {
-            Some(row) => {
-                let moved = (TaskState::Claimed, TaskState::InProgress);
-                record_change(tx, caller, &row, TaskOp::Start, moved, "started").await?;
-                out.push(row);
-            }
-            None => out.push(row),
-        }
-    }
-    Ok(out)
 }

@@ -125,6 +125,7 @@ impl Combine for Claims {
                         .bind(column(|a| a.environment))
                         .bind(now)
                         .bind(None::<i32>)
+                        .bind(false)
                         .fetch_all(c).await
                 },
             );

@@ -364,21 +364,53 @@ macro_rules! fair_walk {
 pub(super) const KEYED_PENDING_POSTGRES: &str = "SELECT EXISTS (SELECT 1 FROM tasks l WHERE l.tenant_id = $1 \
      AND l.state = 'pending' AND l.concurrency_key IS NOT NULL)";
 
+/// Where a claim moves its task, and its `started_at`: `claimed` (the
+/// one-request claim); `started`, a batched claim with `start: true`, which
+/// moves the task straight to `in_progress` in the same row version (one
+/// non-HOT update and one set of index entries a task, not two); `asked`,
+/// the combined-claim function's choice by its `p_start` argument. A task
+/// whose cancellation was requested stays `claimed`, as a start request
+/// would leave it ([`super::fast_path`]).
+macro_rules! claim_moves {
+    (claimed, $now:literal) => {
+        "state = 'claimed', started_at = NULL"
+    };
+    (started, $now:literal) => {
+        concat!(
+            "state = CASE WHEN cancel_requested THEN 'claimed' ELSE 'in_progress' END, \
+             started_at = CASE WHEN cancel_requested THEN NULL ELSE ",
+            $now,
+            " END"
+        )
+    };
+    (asked, $now:literal) => {
+        concat!(
+            "state = CASE WHEN p_start AND NOT cancel_requested THEN 'in_progress' ELSE 'claimed' END, \
+             started_at = CASE WHEN p_start AND NOT cancel_requested THEN ",
+            $now,
+            " END"
+        )
+    };
+}
+
 /// The claim `UPDATE` without its `RETURNING`, over the named parameters:
 /// tenant, agent, worker, now, workflow filter, claimer tags, runnable
 /// environments, environment filter ([`eligible!`]); `$pick` is the form of
-/// the general candidate ([`general_candidate!`]).
+/// the general candidate ([`general_candidate!`]), `$moves` where the task
+/// goes ([`claim_moves!`]).
 macro_rules! claim_update {
-    ($pick:ident, $dialect:tt, $tenant:literal, $agent:literal, $worker:literal, $now:literal,
-     $workflow:literal, $tags:literal, $runnable:literal, $env:literal) => {
+    ($pick:ident, $dialect:tt, $moves:ident, $tenant:literal, $agent:literal, $worker:literal,
+     $now:literal, $workflow:literal, $tags:literal, $runnable:literal, $env:literal) => {
         concat!(
-            "UPDATE tasks SET state = 'claimed', assigned_agent_id = ",
+            "UPDATE tasks SET ",
+            claim_moves!($moves, $now),
+            ", assigned_agent_id = ",
             $agent,
             ", assigned_worker_id = ",
             $worker,
             ", claimed_at = ",
             $now,
-            ", started_at = NULL, completed_at = NULL, updated_at = ",
+            ", completed_at = NULL, updated_at = ",
             $now,
             // The lease (run control §4) starts at the claim.
             ", last_heartbeat_at = ",
@@ -418,32 +450,36 @@ macro_rules! claim_update {
     };
 }
 
+/// A one-request claim statement over the placeholders `$1` to `$8`,
+/// returning the task: `$pick` and `$moves` as in [`claim_update!`].
+macro_rules! claim_statement {
+    ($pick:ident, $dialect:tt, $moves:ident) => {
+        concat!(
+            claim_update!(
+                $pick, $dialect, $moves, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"
+            ),
+            " RETURNING ",
+            task_columns!()
+        )
+    };
+}
+
 /// One claim, for the request's agent.
-pub(super) const CLAIM_SQLITE: &str = concat!(
-    claim_update!(
-        probe, sqlite, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"
-    ),
-    " RETURNING ",
-    task_columns!()
-);
+pub(super) const CLAIM_SQLITE: &str = claim_statement!(probe, sqlite, claimed);
 /// One claim, for the request's agent, in a tenant without pending keyed
 /// tasks ([`KEYED_PENDING_POSTGRES`]).
-pub(super) const CLAIM_POSTGRES: &str = concat!(
-    claim_update!(
-        plain, postgres, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"
-    ),
-    " RETURNING ",
-    task_columns!()
-);
+pub(super) const CLAIM_POSTGRES: &str = claim_statement!(plain, postgres, claimed);
 /// One claim, for the request's agent, in a tenant with pending keyed
 /// tasks: the fair pick ([`general_candidate!`]).
-pub(super) const CLAIM_POSTGRES_FAIR: &str = concat!(
-    claim_update!(
-        fair, postgres, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"
-    ),
-    " RETURNING ",
-    task_columns!()
-);
+pub(super) const CLAIM_POSTGRES_FAIR: &str = claim_statement!(fair, postgres, claimed);
+
+/// [`CLAIM_SQLITE`] for a batched claim with `start: true`: the task goes
+/// straight to `in_progress` ([`claim_moves!`]).
+pub(super) const CLAIM_SQLITE_STARTED: &str = claim_statement!(probe, sqlite, started);
+/// [`CLAIM_POSTGRES`] for a batched claim with `start: true`.
+pub(super) const CLAIM_POSTGRES_STARTED: &str = claim_statement!(plain, postgres, started);
+/// [`CLAIM_POSTGRES_FAIR`] for a batched claim with `start: true`.
+pub(super) const CLAIM_POSTGRES_FAIR_STARTED: &str = claim_statement!(fair, postgres, started);
 
 /// The function a combined claim calls ([`super::claim_each`]): for each
 /// agent of the parallel arrays, in order, the one-request claim (the same
@@ -462,6 +498,9 @@ pub(super) const CLAIM_POSTGRES_FAIR: &str = concat!(
 /// used to send first: one writer round trip (and one planned statement)
 /// less per batch. The combined one-request claims pass NULL: every agent
 /// gets its row, the held task included.
+/// `p_start` is the batch's `start: true`: its tasks go straight to
+/// `in_progress` in the claim's own row version ([`claim_moves!`]); the
+/// combined one-request claims pass false.
 ///
 /// Each agent's claim sees the claims before it (a later statement of the
 /// same transaction), so no two agents get one task. A temporary function
@@ -510,7 +549,7 @@ pub(super) const CLAIM_POSTGRES_FAIR: &str = concat!(
 pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
     "CREATE FUNCTION pg_temp.orch_claim_each(p_tenant uuid[], p_agent uuid[], p_worker uuid[], \
        p_workflow uuid[], p_tags jsonb[], p_runnable jsonb[], p_env uuid[], a_now timestamptz, \
-       p_limit integer) \
+       p_limit integer, p_start boolean) \
      RETURNS TABLE (claim_agent uuid, claim_outcome text, claim_task tasks) \
      LANGUAGE plpgsql \
      SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_bitmapscan = off \
@@ -551,6 +590,7 @@ pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
     claim_update!(
         picked,
         postgres,
+        asked,
         "a_tenant",
         "a_agent",
         "a_worker",
@@ -582,4 +622,4 @@ pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
 /// A combined claim: [`CLAIM_EACH_FUNCTION`] over the agents' parameters,
 /// its task flattened into the task columns.
 pub(super) const CLAIM_EACH_POSTGRES: &str = "SELECT c.claim_agent, c.claim_outcome, (c.claim_task).* \
-     FROM pg_temp.orch_claim_each($1, $2, $3, $4, $5, $6, $7, $8, $9) c";
+     FROM pg_temp.orch_claim_each($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) c";

@@ -5,8 +5,9 @@
 //! On PostgreSQL each is one `UPDATE ... FROM unnest(...)` over parallel
 //! arrays of (task, tenant, holder, ...): one statement for the whole list.
 //! SQLite does not combine requests ([`crate::store::Store::combines`]):
-//! its list holds one request's rows, one row (the single-row statement)
-//! except a batched claim's starts (one statement over a JSON array). A row changes
+//! its list holds one request's row, one single-row statement (a batched
+//! claim's `start: true` starts its tasks in the claim itself:
+//! [`super::claim_batch`]). A row changes
 //! only when it is in the move's source state and held by the acting agent
 //! or worker; every other case (a repeat, the wrong state, someone else's
 //! task, no such task) changes nothing and is left to the request's
@@ -75,16 +76,6 @@ const START_SQLITE: &str = concat!(
     "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2, last_heartbeat_at = $2",
     held_returning!(row)
 );
-/// SQLite's start of several rows (a batched claim's `start: true`): one
-/// statement over a JSON array of `[task, tenant, agent, worker]` in hex,
-/// where a statement per row costs a hand-off to the driver's thread each
-/// (BENCHMARKS.md, "The batched protocol").
-const START_LIST_SQLITE: &str = concat!(
-    "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2, last_heartbeat_at = $2 \
-     FROM (SELECT unhex(value ->> 0) AS v_id, unhex(value ->> 1) AS v_tenant, \
-     unhex(value ->> 2) AS v_agent, unhex(value ->> 3) AS v_worker FROM json_each($4)) AS v",
-    held_returning!(list)
-);
 const START_POSTGRES: &str = concat!(
     "UPDATE tasks SET state = $1, started_at = $2, updated_at = $2, last_heartbeat_at = $2 \
      FROM unnest($4::uuid[], $5::uuid[], $6::uuid[], $7::uuid[]) \
@@ -140,25 +131,16 @@ impl Combine for Starts {
             let now = tx.now().as_datetime();
             let (from, to) = (TaskState::Claimed, TaskState::InProgress);
             let rows = on_db!(tx, c =>
-                sqlite: match items {
-                    [s] => sqlx::query_as(START_SQLITE)
-                        .bind(to.as_str()).bind(now).bind(from.as_str())
-                        .bind(s.id).bind(s.tenant_id)
-                        .bind(s.acting.agent_id).bind(s.acting.worker_id)
-                        .fetch_all(c).await,
-                    _ => {
-                        let hex = |id: Option<Uuid>| id.map(|id| id.simple().to_string());
-                        let list: Vec<[Option<String>; 4]> = items
-                            .iter()
-                            .map(|s| [
-                                hex(Some(s.id)), hex(Some(s.tenant_id)),
-                                hex(s.acting.agent_id), hex(s.acting.worker_id),
-                            ])
-                            .collect();
-                        sqlx::query_as(START_LIST_SQLITE)
-                            .bind(to.as_str()).bind(now).bind(from.as_str()).bind(Json(list))
-                            .fetch_all(c).await
+                sqlite: {
+                    let mut rows = Vec::new();
+                    for s in items {
+                        rows.extend(sqlx::query_as(START_SQLITE)
+                            .bind(to.as_str()).bind(now).bind(from.as_str())
+                            .bind(s.id).bind(s.tenant_id)
+                            .bind(s.acting.agent_id).bind(s.acting.worker_id)
+                            .fetch_optional(&mut *c).await?);
                     }
+                    Ok(rows)
                 },
                 postgres: {
                     let (ids, tenants, agents, workers) =
