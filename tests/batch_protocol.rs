@@ -1,13 +1,14 @@
 //! The batched worker protocol (beyond the contract):
 //! `POST /workers/:id/claim-batch` and `POST /tasks/complete-batch`, through
 //! the SDK and raw HTTP: distinct agents, the limit, `start`, the long poll,
-//! roles and the workflow filter, flow limits and delayed tasks, per-item outcomes and replays, input
+//! roles and the workflow filter, flow limits and delayed tasks, the claim
+//! order around preferences and rate keys, per-item outcomes and replays, input
 //! validation, and 32 concurrent batch claimers that never give one agent
 //! two active tasks nor one task to two claims.
 
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimBatch, ClaimedTask, CompleteBatch, CompleteBatchItem, CreateTask, EventFilter,
+    ClaimBatch, ClaimedTask, CompleteBatch, CompleteBatchItem, CreateTask, EventFilter, Priority,
     RegisterWorker, RegisteredWorker, TaskState, WorkerAgentSpec,
 };
 use orchestrator_tests::TestServer;
@@ -437,6 +438,97 @@ async fn claim_batch_honours_flow_limits_and_delays() {
         .await
         .unwrap();
     assert!(again.is_empty(), "{again:?}");
+}
+
+/// Creates one task, shaped by `shape`.
+async fn create_one(admin: &Client, title: &str, shape: impl FnOnce(&mut CreateTask)) -> Uuid {
+    let mut request = task(title);
+    shape(&mut request);
+    admin.tasks().create(&request).await.unwrap().id
+}
+
+/// The tasks of a batch, in the order answered.
+fn ids(claimed: &[ClaimedTask]) -> Vec<Uuid> {
+    claimed.iter().map(|c| c.task.id).collect()
+}
+
+/// A batch takes what one claim per agent, in turn, would take: the claim
+/// order across priorities, a task that prefers one of the agents (or
+/// their worker) for it, and a rate key's window, whose second task waits
+/// while a later task without a key is taken. On PostgreSQL a batch whose
+/// agents claim alike is one bulk claim; these are the cases where it must
+/// hand over to the agents' own claims.
+#[tokio::test]
+async fn a_batch_claims_in_claim_order_around_preferences_and_rate_keys() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+
+    // Priority first, then age; answered in that order.
+    let low = create_one(&admin, "low", |t| t.priority = Some(Priority::Low)).await;
+    let normal = create_one(&admin, "normal", |_| ()).await;
+    let high = create_one(&admin, "high", |t| t.priority = Some(Priority::High)).await;
+    let ordered = worker(&admin, "ordered", 4).await;
+    let claimed = admin
+        .workers()
+        .claim_batch(ordered.worker_id, &claim(4))
+        .await
+        .unwrap();
+    assert_eq!(ids(&claimed), [high, normal, low]);
+    let holders: HashSet<Uuid> = claimed.iter().map(|c| c.agent_id).collect();
+    assert_eq!(holders.len(), 3, "{claimed:?}");
+
+    // A task that prefers an agent goes to it, though younger than the rest.
+    let preferring = worker(&admin, "preferring", 3).await;
+    let chosen = preferring.agents[2].id;
+    let free = create(&admin, 2, "free").await;
+    let preferred = create_one(&admin, "preferred", |t| t.preferred_agent_id = Some(chosen)).await;
+    let claimed = admin
+        .workers()
+        .claim_batch(preferring.worker_id, &claim(3))
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 3, "{claimed:?}");
+    let by_task: HashMap<Uuid, Uuid> = claimed.iter().map(|c| (c.task.id, c.agent_id)).collect();
+    assert_eq!(by_task.get(&preferred), Some(&chosen), "{claimed:?}");
+    assert!(
+        free.iter().all(|id| by_task.contains_key(id)),
+        "{claimed:?}"
+    );
+
+    // A task that prefers the worker is taken with the others.
+    let wanted = worker(&admin, "wanted", 2).await;
+    let free = create(&admin, 1, "free-for-wanted").await[0];
+    let for_worker = create_one(&admin, "for-worker", |t| {
+        t.preferred_worker_id = Some(wanted.worker_id);
+    })
+    .await;
+    let claimed = admin
+        .workers()
+        .claim_batch(wanted.worker_id, &claim(2))
+        .await
+        .unwrap();
+    let taken: HashSet<Uuid> = ids(&claimed).into_iter().collect();
+    assert_eq!(taken, HashSet::from([free, for_worker]), "{claimed:?}");
+
+    // A rate key admitting one claim a minute: its first task is taken in
+    // its turn, its second waits, and the task after it is taken.
+    admin.limits().set_rate("per-minute", 1, 60).await.unwrap();
+    let rated = |t: &mut CreateTask| t.rate_limit_key = Some("per-minute".into());
+    let first = create_one(&admin, "first", |_| ()).await;
+    let rated_first = create_one(&admin, "rated-first", rated).await;
+    let rated_second = create_one(&admin, "rated-second", rated).await;
+    let last = create_one(&admin, "last", |_| ()).await;
+    let limited = worker(&admin, "limited-rate", 4).await;
+    let claimed = admin
+        .workers()
+        .claim_batch(limited.worker_id, &claim(4))
+        .await
+        .unwrap();
+    assert_eq!(ids(&claimed), [first, rated_first, last]);
+    assert_eq!(
+        admin.tasks().get(rated_second).await.unwrap().state,
+        TaskState::Pending
+    );
 }
 
 #[tokio::test]

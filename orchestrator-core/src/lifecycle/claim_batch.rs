@@ -11,9 +11,12 @@
 //! row version and one set of index entries a task instead of a claim's
 //! and then a start's, with both state events written as a claim and a
 //! start request would write them. On SQLite, whose one writer connection
-//! serialises every claim anyway, the batch runs the one-request claim
-//! statement per agent inside the one transaction and the one commit; on
-//! PostgreSQL without that function (several writers) it does the same.
+//! serialises every claim anyway, the batch runs inside the one
+//! transaction and the one commit: one bulk `UPDATE` where the agents'
+//! claims would each take the next task of the claim-order walk
+//! ([`bulk_sqlite`]; the function does the same on PostgreSQL), else the
+//! one-request claim statement per agent; on PostgreSQL without that
+//! function (several writers) the batch runs the per-agent statements.
 //!
 //! The rules are the one claim's, since the statements are the same text
 //! ([`super::claim_sql`]): run_at, workflow pauses, preferences, tags,
@@ -25,13 +28,17 @@
 
 use super::claim::{CLAIM_ATTEMPTS, postgres_claim, record_claim, runnable_environments};
 use super::claim_each::{Outcome, claims_combine};
-use super::claim_sql::{CLAIM_EACH_POSTGRES, CLAIM_SQLITE, CLAIM_SQLITE_STARTED};
+use super::claim_sql::{
+    BULK_CANDIDATES_SQLITE, BULK_UPDATE_SQLITE, BULK_UPDATE_SQLITE_STARTED, CLAIM_EACH_POSTGRES,
+    CLAIM_SQLITE, CLAIM_SQLITE_STARTED, HOLDERS_SQLITE, KEYED_PENDING_SQLITE,
+    PREFERRED_PENDING_SQLITE,
+};
 use crate::agents::AgentRow;
 use crate::api::TaskState;
 use crate::caller::Caller;
 use crate::error::{Error, Result};
 use crate::limits::is_limit_race;
-use crate::store::{Store, Tx, is_unique_violation, on_db};
+use crate::store::{Access, Db, Store, Tx, is_unique_violation, on_db};
 use crate::tasks::counters::counters;
 use crate::tasks::rows::{TaskRow, record_change};
 use crate::tasks::state::TaskOp;
@@ -209,13 +216,21 @@ async fn claim_each(
             .bind(filter.start)
             .fetch_all(c).await,
     )?;
-    Ok(rows
+    let mut claimed: Vec<TaskRow> = rows
         .into_iter()
         .filter_map(|r| match r.outcome {
             Outcome::Claimed(row) => Some(row),
             Outcome::Held(_) | Outcome::Nothing => None,
         })
-        .collect())
+        .collect();
+    // In agent order, as the one-by-one claims come: the function's bulk
+    // claim returns its rows in the order its `UPDATE` wrote them.
+    claimed.sort_by_key(|row| {
+        prepared
+            .iter()
+            .position(|p| Some(p.claimer.agent.id) == row.assigned_agent_id)
+    });
+    Ok(claimed)
 }
 
 /// The one-request claim statement for each agent in turn, in one
@@ -228,9 +243,28 @@ async fn claim_one_by_one(
     statement: &'static str,
 ) -> std::result::Result<Vec<TaskRow>, sqlx::Error> {
     let mut claimed = Vec::new();
+    let mut served = Vec::new();
+    // SQLite: the batch's claims as one statement where they would take
+    // the claim-order walk in turn ([`bulk_sqlite`]).
+    if matches!(Access::db(tx), Db::Sqlite(_))
+        && let Some(bulk) = bulk_sqlite(tx, prepared, filter).await?
+    {
+        if !bulk.more {
+            return Ok(bulk.rows);
+        }
+        served = bulk
+            .rows
+            .iter()
+            .filter_map(|r| r.assigned_agent_id)
+            .collect();
+        claimed = bulk.rows;
+    }
     for p in prepared {
         if claimed.len() >= filter.limit {
             break;
+        }
+        if served.contains(&p.claimer.agent.id) {
+            continue;
         }
         let agent = &p.claimer.agent;
         let tags = Json(&p.claimer.tags);
@@ -254,4 +288,134 @@ async fn claim_one_by_one(
         claimed.extend(row);
     }
     Ok(claimed)
+}
+
+/// What SQLite's bulk claim took.
+struct Bulk {
+    /// The tasks claimed, in agent order.
+    rows: Vec<TaskRow>,
+    /// The claim-order walk stopped at a task with a flow-limit key: the
+    /// agents left over claim one by one.
+    more: bool,
+}
+
+/// SQLite: the batch's claims as one `UPDATE` where the one-by-one claims
+/// would each take the next task of the claim-order walk; `None` where
+/// they would not (then each agent claims on its own). The cases are those
+/// of PostgreSQL's bulk claim (`bulk_claim!` in [`super::claim_sql`]): the
+/// agents claim with the same tags and environments, the tenant has no
+/// pending task with a concurrency key, and no pending task prefers one of
+/// the free agents or the worker; the walk is taken up to its first task
+/// with a concurrency or rate key.
+///
+/// Why: one claim statement per agent cost a batch 32 statements, each
+/// handed to sqlx's worker thread and back and each evaluating the claim's
+/// three candidate subqueries; this is five statements a batch whatever its
+/// size (bench/HISTORY.md item 27).
+async fn bulk_sqlite(
+    tx: &mut Tx,
+    prepared: &[Prepared<'_>],
+    filter: &BatchFilter,
+) -> std::result::Result<Option<Bulk>, sqlx::Error> {
+    let Some(first) = prepared.first() else {
+        return Ok(None);
+    };
+    let alike = prepared
+        .iter()
+        .all(|p| p.claimer.tags == first.claimer.tags && p.runnable == first.runnable);
+    if prepared.len() < 2 || !alike {
+        return Ok(None);
+    }
+    let agent = &first.claimer.agent;
+    let hex = |ids: &mut dyn Iterator<Item = Uuid>| -> Json<Vec<String>> {
+        Json(ids.map(|id| id.simple().to_string()).collect())
+    };
+    let Db::Sqlite(c) = Access::db(tx) else {
+        return Ok(None);
+    };
+    let keyed: bool = sqlx::query_scalar(KEYED_PENDING_SQLITE)
+        .bind(agent.tenant_id)
+        .fetch_one(&mut *c)
+        .await?;
+    if keyed {
+        return Ok(None);
+    }
+    let holders: Vec<Uuid> = sqlx::query_scalar(HOLDERS_SQLITE)
+        .bind(hex(&mut prepared.iter().map(|p| p.claimer.agent.id)))
+        .fetch_all(&mut *c)
+        .await?;
+    let free: Vec<&Prepared<'_>> = prepared
+        .iter()
+        .filter(|p| !holders.contains(&p.claimer.agent.id))
+        .take(filter.limit)
+        .collect();
+    if free.is_empty() {
+        return Ok(Some(Bulk {
+            rows: Vec::new(),
+            more: false,
+        }));
+    }
+    let preferred: bool = sqlx::query_scalar(PREFERRED_PENDING_SQLITE)
+        .bind(hex(&mut free.iter().map(|p| p.claimer.agent.id)))
+        .bind(agent.worker_id)
+        .fetch_one(&mut *c)
+        .await?;
+    if preferred {
+        return Ok(None);
+    }
+    let runnable_hex: Vec<String> = first
+        .runnable
+        .iter()
+        .map(|id| id.simple().to_string())
+        .collect();
+    let walk: Vec<(Uuid, bool)> = sqlx::query_as(BULK_CANDIDATES_SQLITE)
+        .bind(agent.tenant_id)
+        .bind(agent.id)
+        .bind(agent.worker_id)
+        .bind(filter.now)
+        .bind(filter.workflow_id)
+        .bind(Json(&first.claimer.tags))
+        .bind(Json(&runnable_hex))
+        .bind(filter.environment)
+        .bind(i64::try_from(free.len()).unwrap_or(i64::MAX))
+        .fetch_all(&mut *c)
+        .await?;
+    let plain: Vec<Uuid> = walk
+        .iter()
+        .take_while(|(_, plain)| *plain)
+        .map(|(id, _)| *id)
+        .collect();
+    let more = plain.len() < walk.len();
+    if plain.is_empty() {
+        return Ok(Some(Bulk {
+            rows: Vec::new(),
+            more,
+        }));
+    }
+    let pairs: Vec<[Option<String>; 3]> = plain
+        .iter()
+        .zip(&free)
+        .map(|(task, p)| {
+            let a = &p.claimer.agent;
+            [
+                Some(task.simple().to_string()),
+                Some(a.id.simple().to_string()),
+                a.worker_id.map(|w| w.simple().to_string()),
+            ]
+        })
+        .collect();
+    let mut rows: Vec<TaskRow> = sqlx::query_as(if filter.start {
+        BULK_UPDATE_SQLITE_STARTED
+    } else {
+        BULK_UPDATE_SQLITE
+    })
+    .bind(Json(pairs))
+    .bind(filter.now)
+    .fetch_all(&mut *c)
+    .await?;
+    rows.sort_by_key(|row| {
+        free.iter()
+            .position(|p| Some(p.claimer.agent.id) == row.assigned_agent_id)
+    });
+    Ok(Some(Bulk { rows, more }))
 }

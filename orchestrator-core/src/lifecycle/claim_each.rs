@@ -8,7 +8,10 @@
 //! preferences, after the agents before it have taken theirs. So the list
 //! goes to a server-side function ([`super::claim_sql::CLAIM_EACH_FUNCTION`])
 //! that runs the one-request claim for each agent in turn, and answers, per
-//! agent, the task claimed, or the one it already holds, or nothing.
+//! agent, the task claimed, or the one it already holds, or nothing. Where
+//! every free agent would take the claim-order walk's next task (the same
+//! filters, no fair pick, no preferred task), the function claims their
+//! tasks with one `UPDATE` instead (`bulk_claim!` in [`super::claim_sql`]).
 //!
 //! Only where the store combines ([`crate::store::Store::combines`]:
 //! PostgreSQL with one writer) and its writer connections carry the

@@ -393,16 +393,13 @@ macro_rules! claim_moves {
     };
 }
 
-/// The claim `UPDATE` without its `RETURNING`, over the named parameters:
-/// tenant, agent, worker, now, workflow filter, claimer tags, runnable
-/// environments, environment filter ([`eligible!`]); `$pick` is the form of
-/// the general candidate ([`general_candidate!`]), `$moves` where the task
-/// goes ([`claim_moves!`]).
-macro_rules! claim_update {
-    ($pick:ident, $dialect:tt, $moves:ident, $tenant:literal, $agent:literal, $worker:literal,
-     $now:literal, $workflow:literal, $tags:literal, $runnable:literal, $env:literal) => {
+/// What a claim writes into its task: where it moves ([`claim_moves!`]),
+/// its assignee (`$agent`, `$worker`: SQL expressions) and its instants.
+/// One source for the one-agent claim and the combined claim's bulk claim
+/// ([`bulk_claim!`]).
+macro_rules! claim_set {
+    ($moves:ident, $agent:literal, $worker:literal, $now:literal) => {
         concat!(
-            "UPDATE tasks SET ",
             claim_moves!($moves, $now),
             ", assigned_agent_id = ",
             $agent,
@@ -414,7 +411,22 @@ macro_rules! claim_update {
             $now,
             // The lease (run control §4) starts at the claim.
             ", last_heartbeat_at = ",
-            $now,
+            $now
+        )
+    };
+}
+
+/// The claim `UPDATE` without its `RETURNING`, over the named parameters:
+/// tenant, agent, worker, now, workflow filter, claimer tags, runnable
+/// environments, environment filter ([`eligible!`]); `$pick` is the form of
+/// the general candidate ([`general_candidate!`]), `$moves` where the task
+/// goes ([`claim_moves!`]).
+macro_rules! claim_update {
+    ($pick:ident, $dialect:tt, $moves:ident, $tenant:literal, $agent:literal, $worker:literal,
+     $now:literal, $workflow:literal, $tags:literal, $runnable:literal, $env:literal) => {
+        concat!(
+            "UPDATE tasks SET ",
+            claim_set!($moves, $agent, $worker, $now),
             " WHERE ",
             row_key!($dialect),
             " = COALESCE(",
@@ -481,6 +493,204 @@ pub(super) const CLAIM_POSTGRES_STARTED: &str = claim_statement!(plain, postgres
 /// [`CLAIM_POSTGRES_FAIR`] for a batched claim with `start: true`.
 pub(super) const CLAIM_POSTGRES_FAIR_STARTED: &str = claim_statement!(fair, postgres, started);
 
+/// The claim variables of the function's agent `$i` (an index into its
+/// parameter arrays): tenant, agent, worker, the filters, the tags and the
+/// environments it may run ([`CLAIM_EACH_FUNCTION`]).
+macro_rules! agent_vars {
+    ($i:literal) => {
+        concat!(
+            "a_tenant := p_tenant[",
+            $i,
+            "]; a_agent := p_agent[",
+            $i,
+            "]; \
+             a_worker := p_worker[",
+            $i,
+            "]; a_workflow := p_workflow[",
+            $i,
+            "]; \
+             a_tags := p_tags[",
+            $i,
+            "]; a_env := p_env[",
+            $i,
+            "]; a_runnable := '{}'; \
+             IF jsonb_array_length(p_runnable[",
+            $i,
+            "]) > 0 THEN \
+               a_runnable := ARRAY(SELECT jsonb_array_elements_text(p_runnable[",
+            $i,
+            "])::uuid); \
+             END IF; "
+        )
+    };
+}
+
+/// Whether the tenant `a_tenant` has a pending task with a concurrency key
+/// (`a_fair`): [`KEYED_PENDING_POSTGRES`], run as dynamic SQL, planned with
+/// its value (it runs once a call).
+macro_rules! keyed_probe {
+    () => {
+        concat!(
+            "EXECUTE $probe$",
+            "SELECT EXISTS (SELECT 1 FROM tasks l WHERE l.tenant_id = $1 \
+               AND l.state = 'pending' AND l.concurrency_key IS NOT NULL)",
+            "$probe$ INTO a_fair USING a_tenant; a_probed := a_tenant; "
+        )
+    };
+}
+
+/// The bulk claim of [`CLAIM_EACH_FUNCTION`]: where its free agents (those
+/// that hold no task) would each take the plain claim's candidate, one
+/// statement picks their tasks and one `UPDATE` claims them all, instead of
+/// a claim statement per agent.
+///
+/// Why: with the claims of a batch one statement (item 26), the writer
+/// backend spent 57% of its samples inside this function, most of it per
+/// agent: starting the claim statement's executor (16%), its candidate
+/// subqueries (18%) and their index descents (16%), 32 times a batch of
+/// 32 (bench/HISTORY.md item 27). The bulk claim pays those once a call.
+///
+/// It gives each agent the task the per-agent loop would give it, so it
+/// runs only where the loop's choice is the claim-order walk for every
+/// free agent alike:
+///
+/// - the free agents claim with the same filters (tenant, workflow, tags,
+///   environments) and are distinct;
+/// - the tenant has no pending task with a concurrency key (no fair pick);
+/// - no pending task prefers one of these agents or their workers (the
+///   preferred candidates, which come first, are empty);
+/// - it takes the walk's tasks in order only up to the first that has a
+///   concurrency or rate key (whose limit a later task of the same key in
+///   the same statement could overrun): the agents after it claim one by
+///   one, as before, and see the bulk claim's tasks as taken.
+///
+/// Agent `k` of the free agents gets the walk's task `k`, as the loop
+/// would give it. When the walk ran out (no keyed task cut it short), the
+/// free agents left over find nothing without a statement each (`a_more`
+/// false). The task moves as the one-agent claim moves it ([`claim_set!`]);
+/// the flow-limit triggers and `tasks_held_by_agent` see the same row
+/// changes.
+macro_rules! bulk_claim {
+    () => {
+        concat!(
+            "FOR i IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP \
+               CONTINUE WHEN p_agent[i] = ANY(a_busy); \
+               IF p_agent[i] = ANY(a_free_agents) OR (cardinality(a_free) > 0 AND ( \
+                   p_tenant[i] IS DISTINCT FROM p_tenant[a_free[1]] \
+                   OR p_workflow[i] IS DISTINCT FROM p_workflow[a_free[1]] \
+                   OR p_tags[i] IS DISTINCT FROM p_tags[a_free[1]] \
+                   OR p_runnable[i] IS DISTINCT FROM p_runnable[a_free[1]] \
+                   OR p_env[i] IS DISTINCT FROM p_env[a_free[1]])) THEN \
+                 a_same := false; EXIT; \
+               END IF; \
+               a_free := a_free || i; a_free_agents := a_free_agents || p_agent[i]; \
+               a_workers := a_workers || p_worker[i]; \
+             END LOOP; \
+             a_n := least(cardinality(a_free), p_limit); \
+             IF a_same AND a_n > 0 THEN ",
+            agent_vars!("a_free[1]"),
+            keyed_probe!(),
+            "IF NOT a_fair \
+                 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.state = 'pending' \
+                   AND t.preferred_agent_id = ANY(a_free_agents)) \
+                 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.state = 'pending' \
+                   AND t.preferred_worker_id = ANY(a_workers)) THEN \
+                 a_more := false; \
+                 FOR a_tid, a_plain IN SELECT t.ctid, \
+                     t.concurrency_key IS NULL AND t.rate_limit_key IS NULL FROM tasks t WHERE ",
+            eligible!(
+                postgres,
+                "a_tenant",
+                "a_agent",
+                "a_worker",
+                "a_now",
+                "a_workflow",
+                "a_tags",
+                "a_runnable",
+                "a_env"
+            ),
+            " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL \
+                     ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT a_n \
+                     FOR UPDATE OF t SKIP LOCKED LOOP \
+                   IF NOT a_plain THEN a_more := true; EXIT; END IF; \
+                   a_tids := a_tids || a_tid; \
+                 END LOOP; \
+                 FOR a_row IN UPDATE tasks SET ",
+            claim_set!(
+                asked,
+                "p_agent[a_free[c.ord::integer]]",
+                "p_worker[a_free[c.ord::integer]]",
+                "a_now"
+            ),
+            " FROM unnest(a_tids) WITH ORDINALITY AS c(tid, ord) WHERE tasks.ctid = c.tid \
+                     RETURNING tasks.* LOOP \
+                   claim_agent := a_row.assigned_agent_id; claim_outcome := 'claimed'; \
+                   claim_task := a_row; RETURN NEXT; \
+                   a_bulk := a_bulk || a_row.assigned_agent_id; \
+                 END LOOP; \
+                 a_taken := cardinality(a_bulk); \
+               END IF; \
+             END IF; "
+        )
+    };
+}
+
+/// SQLite's bulk claim of a batch (the same cases as [`bulk_claim!`],
+/// checked by [`super::claim_batch`]): whether the tenant (`$1`) has a
+/// pending task with a concurrency key.
+pub(super) const KEYED_PENDING_SQLITE: &str = "SELECT EXISTS (SELECT 1 FROM tasks l \
+     INDEXED BY tasks_keyed_claimable WHERE l.tenant_id = $1 AND l.state = 'pending' \
+     AND l.concurrency_key IS NOT NULL)";
+
+/// SQLite's bulk claim: which of the agents (`$1`, a JSON array of hex ids)
+/// hold a task.
+pub(super) const HOLDERS_SQLITE: &str = "SELECT h.assigned_agent_id FROM tasks h \
+     INDEXED BY tasks_held_by_agent WHERE h.assigned_agent_id IN \
+     (SELECT unhex(value) FROM json_each($1)) AND h.state IN ('claimed', 'in_progress')";
+
+/// SQLite's bulk claim: whether a pending task prefers one of the agents
+/// (`$1`, a JSON array of hex ids) or the worker (`$2`), each an index
+/// probe of its preferred index.
+pub(super) const PREFERRED_PENDING_SQLITE: &str = "SELECT EXISTS (SELECT 1 FROM tasks t \
+     INDEXED BY tasks_claimable_preferred_agent WHERE t.state = 'pending' \
+     AND t.preferred_agent_id IS NOT NULL \
+     AND t.preferred_agent_id IN (SELECT unhex(value) FROM json_each($1))) \
+     OR EXISTS (SELECT 1 FROM tasks t INDEXED BY tasks_claimable_preferred_worker \
+     WHERE t.state = 'pending' AND t.preferred_worker_id IS NOT NULL \
+     AND t.preferred_worker_id = $2)";
+
+/// SQLite's bulk claim: the first `$9` tasks of the claim-order walk that
+/// prefer no assignee, with whether each is free of flow-limit keys (the
+/// walk is taken up to the first that is not), over the one-request
+/// claim's eight parameters.
+pub(super) const BULK_CANDIDATES_SQLITE: &str = concat!(
+    "SELECT t.id, t.concurrency_key IS NULL AND t.rate_limit_key IS NULL FROM tasks t WHERE ",
+    eligible!(sqlite, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"),
+    " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL \
+     ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT $9"
+);
+
+/// SQLite's bulk claim: claims the tasks of `$1` (a JSON array of `[task,
+/// agent, worker]` hex ids) at `$2`, each for its agent, as the one-request
+/// claim does ([`claim_set!`]).
+macro_rules! bulk_update_sqlite {
+    ($moves:ident) => {
+        concat!(
+            "UPDATE tasks SET ",
+            claim_set!($moves, "c.agent", "c.worker", "$2"),
+            " FROM (SELECT unhex(value ->> '$[0]') AS task, unhex(value ->> '$[1]') AS agent, \
+               unhex(value ->> '$[2]') AS worker FROM json_each($1)) c \
+             WHERE tasks.id = c.task RETURNING ",
+            task_columns!()
+        )
+    };
+}
+
+/// [`bulk_update_sqlite!`] for a batch without `start`.
+pub(super) const BULK_UPDATE_SQLITE: &str = bulk_update_sqlite!(claimed);
+/// [`bulk_update_sqlite!`] for a batch with `start: true`.
+pub(super) const BULK_UPDATE_SQLITE_STARTED: &str = bulk_update_sqlite!(started);
+
 /// The function a combined claim calls ([`super::claim_each`]): for each
 /// agent of the parallel arrays, in order, the one-request claim (the same
 /// `UPDATE`, over variables or placeholders instead of the request's, in its
@@ -503,7 +713,11 @@ pub(super) const CLAIM_POSTGRES_FAIR_STARTED: &str = claim_statement!(fair, post
 /// combined one-request claims pass false.
 ///
 /// Each agent's claim sees the claims before it (a later statement of the
-/// same transaction), so no two agents get one task. A temporary function
+/// same transaction), so no two agents get one task. Before the loop, the
+/// bulk claim ([`bulk_claim!`]) claims for the free agents at once where
+/// each would take the next task of the same walk; the loop then skips the
+/// agents it served (and, when the walk ran out, answers `none` for the
+/// free agents left without a statement each). A temporary function
 /// (`pg_temp`), created by each writer connection as it opens
 /// ([`crate::store::StoreOptions::writer_session`]): nothing to migrate, and
 /// it always matches this build's statement.
@@ -560,29 +774,29 @@ pub(crate) const CLAIM_EACH_FUNCTION: &str = concat!(
        a_runnable uuid[]; a_env uuid; a_row tasks; a_claimed bigint; \
        a_probed uuid; a_fair boolean := false; a_rank integer; a_key text; a_pick tid; \
        a_sig text; a_ranked text; a_fresh boolean; a_taken integer := 0; a_busy uuid[]; \
+       a_free integer[] := '{}'; a_free_agents uuid[] := '{}'; a_workers uuid[] := '{}'; \
+       a_same boolean := true; a_n integer; a_tid tid; a_plain boolean; a_tids tid[] := '{}'; \
+       a_more boolean := true; a_bulk uuid[] := '{}'; \
      BEGIN \
-       IF p_limit IS NOT NULL THEN \
-         a_busy := ARRAY(SELECT h.assigned_agent_id FROM tasks h \
-           WHERE h.assigned_agent_id = ANY(p_agent) AND h.state IN ('claimed', 'in_progress')); \
-       END IF; \
-       FOR i IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP \
+       a_busy := ARRAY(SELECT h.assigned_agent_id FROM tasks h \
+         WHERE h.assigned_agent_id = ANY(p_agent) AND h.state IN ('claimed', 'in_progress')); ",
+    bulk_claim!(),
+    "FOR i IN 1 .. coalesce(array_length(p_agent, 1), 0) LOOP \
+         CONTINUE WHEN p_agent[i] = ANY(a_bulk); \
          EXIT WHEN a_taken >= p_limit; \
-         CONTINUE WHEN p_agent[i] = ANY(a_busy); \
-         a_taken := a_taken + 1; \
-         a_tenant := p_tenant[i]; a_agent := p_agent[i]; a_worker := p_worker[i]; \
-         a_workflow := p_workflow[i]; a_tags := p_tags[i]; a_env := p_env[i]; \
-         a_runnable := '{}'; \
-         IF jsonb_array_length(p_runnable[i]) > 0 THEN \
-           a_runnable := ARRAY(SELECT jsonb_array_elements_text(p_runnable[i])::uuid); \
+         IF p_agent[i] = ANY(a_busy) THEN \
+           CONTINUE WHEN p_limit IS NOT NULL; \
+         ELSIF NOT a_more THEN \
+           CONTINUE WHEN p_limit IS NOT NULL; \
+           claim_agent := p_agent[i]; claim_outcome := 'none'; claim_task := NULL; \
+           RETURN NEXT; CONTINUE; \
          END IF; \
-         claim_agent := a_agent; \
-         IF a_probed IS DISTINCT FROM a_tenant THEN \
-           EXECUTE $probe$",
-    "SELECT EXISTS (SELECT 1 FROM tasks l WHERE l.tenant_id = $1 \
-       AND l.state = 'pending' AND l.concurrency_key IS NOT NULL)",
-    "$probe$ INTO a_fair USING a_tenant; \
-           a_probed := a_tenant; \
-         END IF; \
+         a_taken := a_taken + 1; ",
+    agent_vars!("i"),
+    "claim_agent := a_agent; \
+         IF a_probed IS DISTINCT FROM a_tenant THEN ",
+    keyed_probe!(),
+    "END IF; \
          a_pick := NULL; \
          IF a_fair THEN ",
     fair_walk!(),
