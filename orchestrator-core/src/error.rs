@@ -400,6 +400,8 @@ impl Error {
     pub fn fault(&self) -> Option<DbFault> {
         match self {
             Self::Unavailable(_) => Some(DbFault::Unreachable),
+            // `/readyz` repeating what the store remembers: no new fault.
+            Self::StorageFull(source) if source.is::<crate::store::RememberedDiskFull>() => None,
             Self::StorageFull(_) => Some(DbFault::DiskFull),
             Self::Internal(source) => {
                 let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());

@@ -148,8 +148,19 @@ async fn a_full_disk_answers_503_naming_the_disk_and_recovers_when_space_is_free
         .status();
     assert_eq!(reads, StatusCode::OK);
 
-    // Free the space: writes succeed again and /readyz comes back.
+    // Free the space. With nothing written, /readyz comes back once the
+    // last refusal is 10 s old: its own 503s while it waits are not new
+    // refusals (counted as such, probes every 250 ms kept it unready).
     std::fs::remove_file(&filler).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while ready(&server).await != StatusCode::OK {
+        assert!(
+            Instant::now() < deadline,
+            "/readyz stayed unready after space was freed"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // Writes succeed again.
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let (status, body) = ingest(&server, "after").await;

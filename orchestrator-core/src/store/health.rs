@@ -31,6 +31,22 @@ pub(crate) const PING_TIMEOUT: Duration = Duration::from_millis(1500);
 /// of space, when no write has committed since.
 const DISK_FULL_MEMORY: Duration = Duration::from_secs(10);
 
+/// Why `/readyz` fails while the disk flag is set: the flag, not a new
+/// refusal. [`Error::fault`] reports no fault for it: reported as a full
+/// disk (the server reports every error's fault), each probe renewed the
+/// flag, and a replica with nothing to write stayed unready for as long as
+/// its probes came after space was freed.
+#[derive(Debug)]
+pub(crate) struct RememberedDiskFull;
+
+impl std::fmt::Display for RememberedDiskFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("writes failed for lack of space")
+    }
+}
+
+impl std::error::Error for RememberedDiskFull {}
+
 /// The health of one store's database.
 pub(crate) struct Health {
     /// PostgreSQL: where the probe connects. Unset (SQLite): a local file,
@@ -160,7 +176,7 @@ impl super::Store {
     /// while writes fail for lack of space.
     pub async fn ping(&self) -> Result<()> {
         if self.health.disk_full() {
-            return Err(Error::StorageFull("writes failed for lack of space".into()));
+            return Err(Error::StorageFull(Box::new(RememberedDiskFull)));
         }
         let answered = tokio::time::timeout(PING_TIMEOUT, async {
             let mut conn = self.read().await?;
