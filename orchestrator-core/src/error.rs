@@ -401,7 +401,7 @@ impl Error {
         match self {
             Self::Unavailable(_) => Some(DbFault::Unreachable),
             // `/readyz` repeating what the store remembers: no new fault.
-            Self::StorageFull(source) if source.is::<crate::store::RememberedDiskFull>() => None,
+            Self::StorageFull(source) if source.is::<RememberedDiskFull>() => None,
             Self::StorageFull(_) => Some(DbFault::DiskFull),
             Self::Internal(source) => {
                 let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(source.as_ref());
@@ -448,3 +448,19 @@ impl From<serde_json::Error> for Error {
         Self::Internal(Box::new(error))
     }
 }
+
+/// Why `/readyz` fails while the disk flag is set: the flag, not a new
+/// refusal. [`Error::fault`] reports no fault for it: reported as a full
+/// disk (the server reports every error's fault), each probe renewed the
+/// flag, and a replica with nothing to write stayed unready for as long as
+/// its probes came after space was freed.
+#[derive(Debug)]
+pub(crate) struct RememberedDiskFull;
+
+impl std::fmt::Display for RememberedDiskFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("writes failed for lack of space")
+    }
+}
+
+impl std::error::Error for RememberedDiskFull {}

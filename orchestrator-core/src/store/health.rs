@@ -13,7 +13,7 @@
 //! writes fail for lack of space ([`Health::disk_full`]).
 
 use super::on_db;
-use crate::error::{DbFault, Error, Result, db_fault};
+use crate::error::{DbFault, Error, RememberedDiskFull, Result, db_fault};
 use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
@@ -30,22 +30,6 @@ pub(crate) const PING_TIMEOUT: Duration = Duration::from_millis(1500);
 /// How long `/readyz` keeps failing after the last write refused for lack
 /// of space, when no write has committed since.
 const DISK_FULL_MEMORY: Duration = Duration::from_secs(10);
-
-/// Why `/readyz` fails while the disk flag is set: the flag, not a new
-/// refusal. [`Error::fault`] reports no fault for it: reported as a full
-/// disk (the server reports every error's fault), each probe renewed the
-/// flag, and a replica with nothing to write stayed unready for as long as
-/// its probes came after space was freed.
-#[derive(Debug)]
-pub(crate) struct RememberedDiskFull;
-
-impl std::fmt::Display for RememberedDiskFull {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("writes failed for lack of space")
-    }
-}
-
-impl std::error::Error for RememberedDiskFull {}
 
 /// The health of one store's database.
 pub(crate) struct Health {

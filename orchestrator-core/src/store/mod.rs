@@ -43,7 +43,6 @@ pub(crate) use deferred::{DeferKind, Deferred, WithParts, arg_count, push_arg};
 pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
 use health::Health;
-pub(crate) use health::RememberedDiskFull;
 pub(crate) use notify::PgNotifier;
 pub use options::{DEFAULT_PG_WRITERS, Dialect, PG_APPEND_WRITERS, StoreOptions};
 pub use search::MAX_SEARCH_CHARS;
