@@ -2,7 +2,8 @@
 //! `POST /workers/:id/claim-batch` and `POST /tasks/complete-batch`, through
 //! the SDK and raw HTTP: distinct agents, the limit, `start`, the long poll,
 //! roles and the workflow filter, flow limits and delayed tasks, the claim
-//! order around preferences and rate keys, per-item outcomes and replays, input
+//! order around preferences and rate keys, per-item outcomes and replays,
+//! completions served together with each item's own values, input
 //! validation, and 32 concurrent batch claimers that never give one agent
 //! two active tasks nor one task to two claims.
 
@@ -667,6 +668,126 @@ async fn complete_batch_answers_each_item_on_its_own_and_replays_per_item() {
 /// `start: true` moves a task from pending straight to in progress in the
 /// claim itself: a flow limit's slot must be taken by that move and freed
 /// when the task ends, as for a claim and a start.
+/// Task `i`'s output in [`complete_batch_completes_its_items_together`]:
+/// numbers of every kind, text that needs escaping, nesting.
+fn rich_output(i: usize) -> Value {
+    json!({
+        "n": i,
+        "ratio": 1.0 + i as f64 / 4.0,
+        "big": u64::MAX - i as u64,
+        "negative": -(i as i64) - 1,
+        "text": format!("é \"{i}\" \\ \u{1F600}\n\t"),
+        "list": [null, true, { "deep": [i, 0.5] }],
+    })
+}
+
+/// The items of a batch that the one-task route would complete on its fast
+/// path complete together, in one statement on either database (SQLite's
+/// JSON list; PostgreSQL's combined completion): each task keeps exactly
+/// the output and metrics its item sent (each number of its kind, each
+/// character of its text), moves once, and answers in its item's place; a
+/// second item for a task the batch completed is refused and changes
+/// nothing.
+#[tokio::test]
+async fn complete_batch_completes_its_items_together() {
+    const N: usize = 6;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let registered = worker(&admin, "together", N).await;
+    let own = server.client(&registered.worker_api_key);
+    create(&admin, N, "together").await;
+    let claimed = own
+        .workers()
+        .claim_batch(
+            registered.worker_id,
+            &ClaimBatch {
+                limit: N as i64,
+                start: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), N);
+    let metrics = |i: usize| {
+        i.is_multiple_of(2)
+            .then(|| json!({ "tokens": i, "cost": 0.25 }))
+    };
+    let mut items: Vec<CompleteBatchItem> = claimed
+        .iter()
+        .enumerate()
+        .map(|(i, c)| CompleteBatchItem {
+            task_id: c.task.id,
+            // Half name their agent, half leave it to the worker key.
+            agent_id: i.is_multiple_of(2).then_some(c.agent_id),
+            output: Some(rich_output(i)),
+            metrics: metrics(i),
+            ..Default::default()
+        })
+        .collect();
+    items.push(CompleteBatchItem {
+        task_id: claimed[0].task.id,
+        output: Some(json!("again")),
+        ..Default::default()
+    });
+    let counted = || async {
+        (
+            server.metric("orch_db_combined_statements_total").await,
+            server.metric("orch_db_combined_requests_total").await,
+        )
+    };
+    let (statements_before, served_before) = counted().await;
+
+    let answers = own
+        .tasks()
+        .complete_batch(&CompleteBatch { items })
+        .await
+        .unwrap();
+
+    assert_eq!(answers.len(), N + 1);
+    for (i, c) in claimed.iter().enumerate() {
+        assert_eq!(answers[i].task_id, c.task.id);
+        assert_eq!(answers[i].state, Some(TaskState::Completed), "{answers:?}");
+        let task = admin.tasks().get(c.task.id).await.unwrap();
+        assert_eq!(task.state, TaskState::Completed, "task {i}");
+        assert_eq!(task.output, Some(rich_output(i)), "task {i}");
+        assert_eq!(task.metrics, metrics(i), "task {i}");
+        assert_eq!(task.assigned_agent_id, Some(c.agent_id), "task {i}");
+        assert!(task.completed_at.is_some(), "task {i}");
+        assert_eq!(
+            moves(&admin, c.task.id).await,
+            [
+                ("pending".into(), "claimed".into()),
+                ("claimed".into(), "in_progress".into()),
+                ("in_progress".into(), "completed".into())
+            ],
+            "task {i}"
+        );
+    }
+    assert_eq!(answers[N].task_id, claimed[0].task.id);
+    assert_eq!(
+        answers[N].error.as_ref().map(|e| e.code.as_str()),
+        Some("INVALID_STATE_TRANSITION"),
+        "{answers:?}"
+    );
+
+    // The fast path served the N first items, one statement for all of them
+    // on SQLite (PostgreSQL's leaders may split them across turns).
+    let (statements, served) = counted().await;
+    let delta =
+        |after: Option<f64>, before: Option<f64>| after.unwrap_or(0.0) - before.unwrap_or(0.0);
+    let (statements, served) = (
+        delta(statements, statements_before),
+        delta(served, served_before),
+    );
+    assert_eq!(served, N as f64, "{statements} statements served {served}");
+    if orchestrator_tests::backend() == "sqlite" {
+        assert_eq!(statements, 1.0);
+    } else {
+        assert!((1.0..=N as f64).contains(&statements), "{statements}");
+    }
+}
+
 #[tokio::test]
 async fn a_started_batch_takes_and_frees_a_flow_limit_slot() {
     started_batch_takes_and_frees_a_slot(TestServer::start().await).await;

@@ -248,8 +248,9 @@ impl Metrics {
         write_requests.inc_by(batches.requests);
         let combined_statements = IntCounter::new(
             "orch_db_combined_statements_total",
-            "Combined statements run (PostgreSQL): one statement for all the \
-             task starts, or completions, waiting for the writer",
+            "Combined statements run: one statement for all the task starts, \
+             or completions, waiting for the writer (PostgreSQL), or for the \
+             completions of one complete-batch request (either database)",
         )
         .expect("valid metric");
         combined_statements.inc_by(batches.combined_statements);

@@ -5,16 +5,17 @@
 //! On PostgreSQL each is one `UPDATE ... FROM unnest(...)` over parallel
 //! arrays of (task, tenant, holder, ...): one statement for the whole list.
 //! SQLite does not combine requests ([`crate::store::Store::combines`]):
-//! its list holds one request's row, one single-row statement (a batched
-//! claim's `start: true` starts its tasks in the claim itself:
-//! [`super::claim_batch`]). A row changes
+//! its list holds one request's row, one single-row statement, except for
+//! the items of one `complete-batch` request, which it completes together
+//! in one statement over a JSON list (a batched claim's `start: true`
+//! starts its tasks in the claim itself: [`super::claim_batch`]). A row changes
 //! only when it is in the move's source state and held by the acting agent
 //! or worker; every other case (a repeat, the wrong state, someone else's
 //! task, no such task) changes nothing and is left to the request's
 //! ordinary path.
 
 use crate::api::TaskState;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::{Combine, Tx, on_db};
 use crate::tasks::acting::Acting;
 use crate::tasks::rows::{TaskRow, task_columns};
@@ -88,6 +89,28 @@ const COMPLETE_SQLITE: &str = concat!(
      completed_at = CASE WHEN $8 = $2 THEN $1 ELSE completed_at END, updated_at = $1",
     held_returning!(row)
 );
+/// SQLite's completion of several tasks at once (a `complete-batch`'s
+/// items, [`crate::store::Store::combined_together`]): one statement over
+/// `$4`, a JSON array of `[task, tenant, agent, worker, to, output,
+/// metrics, git_info, verification]` per task, ids as hex (turned back
+/// into blobs by `unhex`) and each JSON value as its text in a string, so
+/// the stored text is the text the single-row statement would store.
+///
+/// Why: on SQLite each statement is a hand-off to the writer connection's
+/// thread and back; a batch of 32 completions cost 32 of them
+/// (bench/HISTORY.md item 28). Each row changes only as
+/// [`COMPLETE_SQLITE`] would change it alone.
+const COMPLETE_SQLITE_LIST: &str = concat!(
+    "UPDATE tasks SET state = v.v_to, output = v.v_output, metrics = v.v_metrics, \
+     git_info = v.v_git_info, verification = v.v_verification, error = NULL, \
+     completed_at = CASE WHEN v.v_to = $2 THEN $1 ELSE completed_at END, updated_at = $1 \
+     FROM (SELECT unhex(value ->> '$[0]') AS v_id, unhex(value ->> '$[1]') AS v_tenant, \
+       unhex(value ->> '$[2]') AS v_agent, unhex(value ->> '$[3]') AS v_worker, \
+       value ->> '$[4]' AS v_to, value ->> '$[5]' AS v_output, value ->> '$[6]' AS v_metrics, \
+       value ->> '$[7]' AS v_git_info, value ->> '$[8]' AS v_verification \
+       FROM json_each($4)) AS v",
+    held_returning!(list)
+);
 const COMPLETE_POSTGRES: &str = concat!(
     "UPDATE tasks SET state = v.v_to, output = v.v_output, metrics = v.v_metrics, \
      git_info = v.v_git_info, verification = v.v_verification, error = NULL, \
@@ -98,6 +121,34 @@ const COMPLETE_POSTGRES: &str = concat!(
      v_verification)",
     held_returning!(list)
 );
+
+/// [`COMPLETE_SQLITE_LIST`]'s list: one array of strings (or nulls) per
+/// completion.
+fn completion_list(items: &[Completion]) -> Result<Vec<[Option<String>; 9]>> {
+    let hex = |id: Option<Uuid>| id.map(|id| id.simple().to_string());
+    let text = |value: Option<&Value>| -> Result<Option<String>> {
+        value
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(Error::internal)
+    };
+    items
+        .iter()
+        .map(|m| {
+            Ok([
+                hex(Some(m.id)),
+                hex(Some(m.tenant_id)),
+                hex(m.acting.agent_id),
+                hex(m.acting.worker_id),
+                Some(m.to.as_str().to_owned()),
+                text(Some(&m.output))?,
+                text(m.metrics.as_ref())?,
+                text(m.git_info.as_ref())?,
+                text(m.verification.as_ref())?,
+            ])
+        })
+        .collect()
+}
 
 /// The columns every list has, for PostgreSQL's arrays.
 type Holders = (Vec<Uuid>, Vec<Uuid>, Vec<Option<Uuid>>, Vec<Option<Uuid>>);
@@ -174,7 +225,13 @@ impl Combine for Completions {
             let now = tx.now().as_datetime();
             let (from, completed) = (TaskState::InProgress, TaskState::Completed.as_str());
             let rows = on_db!(tx, c =>
-                sqlite: {
+                sqlite: if items.len() > 1 {
+                    let list = completion_list(items)?;
+                    sqlx::query_as(COMPLETE_SQLITE_LIST)
+                        .bind(now).bind(completed).bind(from.as_str())
+                        .bind(Json(list))
+                        .fetch_all(c).await
+                } else {
                     let mut rows = Vec::new();
                     for m in items {
                         rows.extend(sqlx::query_as(COMPLETE_SQLITE)

@@ -125,26 +125,9 @@ impl ControlPlane {
         id: Uuid,
         request: CompleteTask,
     ) -> Result<Task> {
-        let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
-        let passed = request
-            .verification
-            .as_ref()
-            .and_then(|v| v.get("passed"))
-            .and_then(Value::as_bool)
-            .unwrap_or(true);
         // Fast path, one statement: the assignee completes a task in progress.
-        let from = TaskState::InProgress;
-        let to = transition(TaskOp::Complete { passed }, from)?;
-        let completion = Completion {
-            id,
-            tenant_id: caller.tenant_id,
-            acting,
-            to,
-            output: request.output.clone().unwrap_or(Value::Null),
-            metrics: request.metrics.clone(),
-            git_info: request.git_info.clone(),
-            verification: request.verification.clone(),
-        };
+        let (completion, passed) = completion_item(caller, id, &request)?;
+        let (acting, from, to) = (completion.acting, TaskState::InProgress, completion.to);
         let no_artifacts = request.artifacts.as_ref().is_none_or(Vec::is_empty);
         let mut write = if request.attempt.is_some() {
             // Fenced (run control §4): the ordinary path reads the row first.
@@ -153,17 +136,7 @@ impl ControlPlane {
             // Nothing to record under a key and no artifacts: the statement
             // is shared with the other completions waiting for the writer
             // (store::combine).
-            let post: Post<TaskRow, Task> = {
-                let (this, caller) = (self.clone(), caller.clone());
-                Box::new(
-                    move |tx: &mut Tx, row: TaskRow| -> BoxFuture<'_, Result<Task>> {
-                        Box::pin(async move {
-                            this.completed(tx, &caller, &row, None, passed, (from, to))
-                                .await
-                        })
-                    },
-                )
-            };
+            let post = self.completion_post(caller, passed, to);
             match self
                 .store()
                 .combined::<Completions>(completion, post)
@@ -257,6 +230,26 @@ impl ControlPlane {
         write.finish(task).await
     }
 
+    /// What a completion served by the fast-path statement
+    /// ([`Completions`]) does next in the statement's turn: the rest of the
+    /// completion ([`Self::completed`]), whose task is the answer.
+    pub(super) fn completion_post(
+        &self,
+        caller: &Caller,
+        passed: bool,
+        to: TaskState,
+    ) -> Post<TaskRow, Task> {
+        let (this, caller) = (self.clone(), caller.clone());
+        let moved = (TaskState::InProgress, to);
+        Box::new(
+            move |tx: &mut Tx, row: TaskRow| -> BoxFuture<'_, Result<Task>> {
+                Box::pin(
+                    async move { this.completed(tx, &caller, &row, None, passed, moved).await },
+                )
+            },
+        )
+    }
+
     /// The rest of a completion once `row` is written: its event and log,
     /// the artifacts, the workflow's consequences; the task to answer.
     async fn completed(
@@ -328,4 +321,34 @@ impl ControlPlane {
         }
         Ok(task)
     }
+}
+
+/// A completion's item for the fast-path statement ([`Completions`]): the
+/// assignee completes its task in progress, to `completed`, or to
+/// `output_pending_assessment` when `verification.passed` is false (which
+/// the second value says).
+pub(super) fn completion_item(
+    caller: &Caller,
+    id: Uuid,
+    request: &CompleteTask,
+) -> Result<(Completion, bool)> {
+    let acting = Acting::resolve(caller, request.agent_id, request.worker_id)?;
+    let passed = request
+        .verification
+        .as_ref()
+        .and_then(|v| v.get("passed"))
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let to = transition(TaskOp::Complete { passed }, TaskState::InProgress)?;
+    let completion = Completion {
+        id,
+        tenant_id: caller.tenant_id,
+        acting,
+        to,
+        output: request.output.clone().unwrap_or(Value::Null),
+        metrics: request.metrics.clone(),
+        git_info: request.git_info.clone(),
+        verification: request.verification.clone(),
+    };
+    Ok((completion, passed))
 }

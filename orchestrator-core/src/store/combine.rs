@@ -31,12 +31,14 @@
 //! The leader is a spawned task: a request whose client goes away cannot
 //! leave the others in its queue unanswered, nor a statement half answered.
 //!
-//! Only on PostgreSQL, where turns run unguarded ([`Store::combines`]: one
-//! writer), since
-//! the statement runs without a savepoint, as an unguarded request's does: a
-//! follow-up that fails fails the whole batch, and every request in it is
-//! told to retry (nothing of it was acknowledged). Follow-ups fail only on
-//! database errors.
+//! Waiting requests are combined only on PostgreSQL, where turns run
+//! unguarded ([`Store::combines`]: one writer), since the statement runs
+//! without a savepoint, as an unguarded request's does: a follow-up that
+//! fails fails the whole batch, and every request in it is told to retry
+//! (nothing of it was acknowledged). Follow-ups fail only on database
+//! errors. The items of one batch request (`complete-batch`) are served
+//! together on SQLite as well ([`Store::combined_together`]): one request's
+//! items, one leader's turn.
 
 use super::{Store, Tx};
 use crate::error::{DbFault, Error, NotCommitted, Result};
@@ -78,6 +80,13 @@ pub(crate) trait Combine: Send + Sync + 'static {
 /// move writes, and gives the request's answer.
 pub(crate) type Post<Row, Out> =
     Box<dyn for<'a> FnOnce(&'a mut Tx, Row) -> BoxFuture<'a, Result<Out>> + Send>;
+
+/// One request's fast path, for [`Store::combined_together`]: its
+/// statement's item and its follow-up.
+pub(crate) type Request<C> = (
+    <C as Combine>::Item,
+    Post<<C as Combine>::Row, <C as Combine>::Out>,
+);
 
 /// How a request of a combinable kind came out.
 pub(crate) enum Combined<T> {
@@ -182,6 +191,59 @@ impl Store {
         }
     }
 
+    /// The fast paths of several items of one request (a batch route's,
+    /// `complete-batch`), served together: where the store combines, each
+    /// joins its kind's queue as a request of its own would; elsewhere
+    /// (SQLite) `C`'s statement runs once for all of them, then each one's
+    /// follow-up, in one turn, as a leader serves its queue. One answer per
+    /// item, in order: `Some` once committed; `None` where the statement did
+    /// not change the item's row (the item takes its ordinary path, as
+    /// [`Combined::Missed`]); an error where the turn failed, which fails
+    /// every item of it (nothing of it was written).
+    ///
+    /// Why: on SQLite each statement is a hand-off to the writer
+    /// connection's thread and back, and a batch's 32 completions run alone
+    /// cost 32 statements and 32 turns (bench/HISTORY.md item 28).
+    pub(crate) async fn combined_together<C: Combine>(
+        &self,
+        requests: Vec<Request<C>>,
+    ) -> Vec<Result<Option<C::Out>>> {
+        let answers = if self.combines() {
+            let queued = requests
+                .into_iter()
+                .map(|(item, post)| self.queued::<C>(item, post));
+            futures_util::future::join_all(queued).await
+        } else {
+            let mut waiting = Vec::with_capacity(requests.len());
+            let mut entries: Vec<Entry<C>> = Vec::with_capacity(requests.len());
+            for (item, post) in requests {
+                let (reply, answer) = oneshot::channel();
+                entries.push(Entry { item, post, reply });
+                waiting.push(answer);
+            }
+            if entries.is_empty() {
+                return Vec::new();
+            }
+            serve_entries(self, self.begin_unguarded().await, entries).await;
+            let mut answers = Vec::with_capacity(waiting.len());
+            for answer in waiting {
+                answers.push(answer.await.unwrap_or_else(|_| {
+                    Err(Error::internal("a combined write ended without an answer"))
+                }));
+            }
+            answers
+        };
+        answers
+            .into_iter()
+            .map(|answer| {
+                answer.map(|answer| match answer {
+                    Answer::Done(out) => Some(out),
+                    Answer::Missed => None,
+                })
+            })
+            .collect()
+    }
+
     /// [`Store::combined`] where statements are not combined.
     async fn alone<C: Combine>(
         &self,
@@ -235,6 +297,13 @@ async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
         queue.leading = false;
         std::mem::take(&mut queue.entries)
     };
+    serve_entries(&store, begun, entries).await;
+}
+
+/// Serves `entries` in the turn `begun`: `C`'s statement once for all of
+/// them, then each changed row's follow-up, then the commit; every entry
+/// is answered.
+async fn serve_entries<C: Combine>(store: &Store, begun: Result<Tx>, entries: Vec<Entry<C>>) {
     let mut tx = match begun {
         Ok(tx) => tx,
         Err(e) => return fail(entries.into_iter().map(|e| e.reply), &e, false),

@@ -442,8 +442,10 @@ pub struct WriteBatches {
     pub batches: u64,
     /// Write requests those commits carried.
     pub requests: u64,
-    /// Combined statements run (PostgreSQL, `combine`): one statement for
-    /// the starts, or the completions, that were waiting for the writer.
+    /// Combined statements run (`combine`): one statement for the starts,
+    /// or the completions, that were waiting for the writer (PostgreSQL),
+    /// or for the completions of one `complete-batch` request (either
+    /// database).
     pub combined_statements: u64,
     /// Requests those statements served (divided by `combined_statements`:
     /// the mean number of requests per statement).
