@@ -162,9 +162,12 @@ impl Store {
     /// PostgreSQL store with one writer, whose turns may run without a
     /// savepoint, and group commit on (a combined statement's requests
     /// share its commit, which `max_batch = 1` rules out). SQLite does not:
-    /// its statements are calls into the same process, and combining them
-    /// through a JSON list measured no faster (BENCHMARKS.md item 14: 0.86x
-    /// and 0.96x of the single-row statements).
+    /// its statements are calls into the same process, and combining
+    /// waiting requests through a JSON list measured no faster
+    /// (BENCHMARKS.md item 14: 0.86x and 0.96x of the single-row
+    /// statements, about seven requests a list). The items of one batch
+    /// request are served together on SQLite too
+    /// ([`Store::combined_together`]: 1.08x, item 28).
     pub(crate) fn combines(&self) -> bool {
         let writers = self.writers();
         self.dialect() == super::Dialect::Postgres
