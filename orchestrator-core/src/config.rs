@@ -41,10 +41,10 @@ pub struct CoreConfig {
     /// default 60 s).
     pub statistics_interval: Duration,
     /// SQLite: the WAL size in bytes past which a `RESTART` checkpoint
-    /// starts the WAL over, also the size the WAL file is cut back to
-    /// (`ORCH_SQLITE_WAL_RESTART_BYTES`; default
+    /// starts the WAL over (`ORCH_SQLITE_WAL_RESTART_BYTES`; default
     /// [`crate::store::DEFAULT_WAL_RESTART_BYTES`], 64 MiB). Under sustained
-    /// writes the WAL file stays near this plus two seconds of writes.
+    /// writes the WAL file stays near this plus two seconds of writes, and
+    /// a file larger than this is truncated once writes stop.
     pub sqlite_wal_restart_bytes: u64,
     /// How long ended runs, events and log rows are kept
     /// (`ORCH_HISTORY_RETENTION_DAYS`); `None`, the default, keeps them.

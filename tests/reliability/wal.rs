@@ -1,5 +1,6 @@
-//! SQLite's WAL stays bounded under sustained writes, and is cut back after
-//! a burst (the checkpointer's RESTART and `journal_size_limit`).
+//! SQLite's WAL stays bounded under sustained writes (the checkpointer's
+//! RESTART), is cut back after a burst (its TRUNCATE once writes stop), and
+//! is reused, not cut back, when it starts over while writes go on.
 
 use orchestrator_tests::{TestServer, backend};
 use reqwest::StatusCode;
@@ -9,7 +10,9 @@ use std::time::{Duration, Instant};
 /// The bound the test holds the WAL file to while writes go on: the 64 MiB
 /// RESTART threshold plus what two seconds of writes add here.
 const WAL_BOUND: u64 = 160 * 1024 * 1024;
-/// `journal_size_limit`: the size the WAL file is cut back to.
+/// The size the WAL file must fall under once the burst's writes stop: the
+/// default restart threshold (the checkpointer truncates a WAL file larger
+/// than it).
 const WAL_LIMIT: u64 = 64 * 1024 * 1024;
 
 #[tokio::test]
@@ -70,9 +73,19 @@ async fn sustained_writes_keep_the_wal_bounded_and_a_burst_is_cut_back() {
     eprintln!("WAL peak {peak} bytes, {} after the burst", wal_size());
 }
 
-/// The restart threshold the sustained-write test configures: small, so
+/// The restart threshold the sustained-write tests configure: small, so
 /// the bound is reached (and must hold) within seconds instead of minutes.
 const RESTART_BYTES: u64 = 1024 * 1024;
+
+/// A server restarting its WAL past [`RESTART_BYTES`], and its WAL file.
+async fn small_threshold_server() -> (TestServer, std::path::PathBuf) {
+    let server = TestServer::start_with(|config| {
+        config.core.sqlite_wal_restart_bytes = RESTART_BYTES;
+    })
+    .await;
+    let wal = server.data_dir().join("orch.db-wal");
+    (server, wal)
+}
 /// The bound, in seconds of this load's writes on top of the threshold: a
 /// RESTART checkpoint comes at most every two seconds, so the WAL file may
 /// hold the threshold plus about two seconds of writes (each payload byte
@@ -96,11 +109,7 @@ async fn continuous_group_commits_with_readers_keep_the_wal_under_its_bound() {
     if backend() != "sqlite" {
         return;
     }
-    let server = TestServer::start_with(|config| {
-        config.core.sqlite_wal_restart_bytes = RESTART_BYTES;
-    })
-    .await;
-    let wal = server.data_dir().join("orch.db-wal");
+    let (server, wal) = small_threshold_server().await;
     let wal_size = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
     let until = Instant::now() + SUSTAINED_FOR;
     let sent = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -221,5 +230,92 @@ async fn continuous_group_commits_with_readers_keep_the_wal_under_its_bound() {
         peak < bound,
         "the WAL grew to {peak} bytes (bound {bound}: the {RESTART_BYTES}-byte threshold plus \
          {BOUND_SECONDS_OF_WRITES} s of {per_second:.0} bytes/s); samples {samples:?}"
+    );
+}
+
+/// The WAL header's checkpoint sequence number (bytes 12..16, big-endian):
+/// SQLite adds one each time the WAL starts over from its beginning.
+fn wal_sequence(wal: &std::path::Path) -> Option<u32> {
+    use std::io::Read;
+    let mut header = [0u8; 16];
+    std::fs::File::open(wal)
+        .and_then(|mut f| f.read_exact(&mut header))
+        .ok()?;
+    Some(u32::from_be_bytes([
+        header[12], header[13], header[14], header[15],
+    ]))
+}
+
+/// Issue 35: when the WAL starts over while writes go on, the WAL file is
+/// reused from its start, not cut back to the restart threshold. Cutting
+/// it back (SQLite does so in the first commit after the restart when the
+/// file is past `journal_size_limit`) held the writer up for tens of
+/// milliseconds at every restart (bench/HISTORY.md, item 29). The limit is
+/// eight times the threshold, so while writes go on the file may only
+/// shrink to zero (the checkpointer's TRUNCATE, should writes pause) or
+/// from past eight thresholds down to eight: a sample that falls to a
+/// smaller, non-zero size is the old cut-back.
+#[tokio::test]
+async fn a_wal_that_starts_over_under_load_keeps_its_file() {
+    if backend() != "sqlite" {
+        return;
+    }
+    let (server, wal) = small_threshold_server().await;
+    let limit = 8 * RESTART_BYTES;
+    let until = Instant::now() + Duration::from_secs(8);
+    let text = "z".repeat(4 * 1024);
+    let writers: Vec<_> = (0..6)
+        .map(|w| {
+            let (http, at, key, text) = (
+                server.http(),
+                server.at("/api/v1/tasks"),
+                server.admin_key.clone(),
+                text.clone(),
+            );
+            tokio::spawn(async move {
+                let mut n = 0;
+                while Instant::now() < until {
+                    let status = http
+                        .post(&at)
+                        .bearer_auth(&key)
+                        .json(&json!({ "title": format!("reuse {w}-{n}"), "type": "code",
+                            "input": { "text": text } }))
+                        .send()
+                        .await
+                        .unwrap()
+                        .status();
+                    assert_eq!(status, StatusCode::CREATED);
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    let (mut sequences, mut previous, mut shrinks) = (Vec::new(), 0u64, Vec::new());
+    while writers.iter().any(|w| !w.is_finished()) {
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size < previous && size > 0 && size < limit {
+            shrinks.push((previous, size));
+        }
+        previous = size;
+        if let Some(sequence) = wal_sequence(&wal)
+            && sequences.last() != Some(&sequence)
+        {
+            sequences.push(sequence);
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    eprintln!("WAL sequence numbers {sequences:?}, cut-backs {shrinks:?}");
+    // The WAL started over at least twice while the writes went on, so the
+    // check below saw restarts under load.
+    assert!(
+        sequences.len() >= 3,
+        "the WAL did not start over during the writes: sequence numbers {sequences:?}"
+    );
+    assert!(
+        shrinks.is_empty(),
+        "the WAL file was cut back while writes went on (from, to): {shrinks:?}"
     );
 }

@@ -93,8 +93,8 @@ pub struct ServeArgs {
     #[arg(long, env = "ORCH_MAX_STREAMS", default_value_t = orchestrator_server::config::DEFAULT_MAX_STREAMS)]
     pub max_streams: usize,
     /// SQLite: the WAL size in bytes past which the checkpointer restarts
-    /// the WAL (and what the WAL file is cut back to); under sustained
-    /// writes the WAL file stays near this plus two seconds of writes.
+    /// the WAL; under sustained writes the WAL file stays near this plus
+    /// two seconds of writes, and it is truncated once writes stop.
     #[arg(long, env = "ORCH_SQLITE_WAL_RESTART_BYTES", default_value_t = orchestrator_core::store::DEFAULT_WAL_RESTART_BYTES, value_parser = clap::value_parser!(u64).range(orchestrator_core::store::MIN_WAL_RESTART_BYTES..))]
     pub sqlite_wal_restart_bytes: u64,
     /// Days ended workflows, ended tasks, events and log rows are kept;

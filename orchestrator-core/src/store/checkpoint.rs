@@ -23,10 +23,20 @@
 //! checkpoint (at most every [`RESTART_EVERY`]) copies everything and makes
 //! the next batch start the WAL over; it waits for the writer's current
 //! batch, a few milliseconds (`TRUNCATE` would block writes for hundreds).
-//! With `journal_size_limit` set to the same threshold the file itself is
-//! cut back when the WAL starts over, and a burst's WAL is truncated once
-//! writes stop. So the WAL file stays near the threshold plus what
-//! [`RESTART_EVERY`] of writes add.
+//! So the WAL file stays near the threshold plus what [`RESTART_EVERY`] of
+//! writes add, and a burst's WAL file is truncated once writes stop.
+//!
+//! Why the file is not cut back at every restart: SQLite shrinks the WAL
+//! file to `journal_size_limit` in the first commit after the WAL starts
+//! over, on the writer's thread. With the limit at the threshold, every
+//! restart under load cut away the two seconds of writes past it, which
+//! the writer then wrote again into newly allocated blocks, and the
+//! `ftruncate` itself took 77 ms (`perf trace`) while every request waited:
+//! the claim p99 at half the maximum rate was 81 ms, against 6 ms with no
+//! restart at all (bench/HISTORY.md, item 29). So the limit is [`journal_size_limit`], well past what two
+//! seconds of writes add: the file is reused from its start instead, and
+//! only a WAL grown far beyond the threshold (a restart held off by a long
+//! reader) is cut back while writes go on.
 //!
 //! Why the restarts run on the writer's connection: a connection that begins
 //! a transaction and finds that another connection restarted the WAL
@@ -52,10 +62,25 @@ use std::time::{Duration, Instant};
 const INTERVAL: Duration = Duration::from_millis(100);
 
 /// WAL content (bytes) above which a `RESTART` checkpoint runs, unless
-/// configured otherwise; also the `journal_size_limit` every connection
-/// sets (what the WAL file is cut back to when it starts over). 64 MiB kept
-/// the WAL under 163 MB at 300 tasks/s plus 2,000 log rows/s.
+/// configured otherwise. 64 MiB kept the WAL under 163 MB at 300 tasks/s
+/// plus 2,000 log rows/s.
 pub const DEFAULT_WAL_RESTART_BYTES: u64 = 64 * 1024 * 1024;
+/// How many times the restart threshold the WAL file may reach before the
+/// commit after a restart cuts it back ([`journal_size_limit`]). The file
+/// peaked at 330 MiB (about five times the default threshold) in
+/// `orch bench claim-latency` on a 2-core host, whose calibration writes
+/// as fast as the writer can.
+const SHRINK_PAST_THRESHOLDS: u64 = 8;
+
+/// The `journal_size_limit` every connection sets for a restart threshold
+/// of `restart_above` bytes: the size past which SQLite cuts the WAL file
+/// back when the WAL starts over (module docs).
+pub(super) fn journal_size_limit(restart_above: u64) -> u64 {
+    // SQLite reads the pragma's value as a signed 64-bit integer.
+    restart_above
+        .saturating_mul(SHRINK_PAST_THRESHOLDS)
+        .min(i64::MAX as u64)
+}
 /// The least restart threshold a store accepts: below it the RESTART
 /// checkpoints (each waits for the writer's batch) would come every
 /// `RESTART_EVERY` under any load.
@@ -65,7 +90,7 @@ const RESTART_EVERY: Duration = Duration::from_secs(2);
 
 /// Starts the checkpointer of the SQLite database `options` opens, written
 /// by `writer`, restarting the WAL once it holds more than `restart_above`
-/// bytes (also the connections' `journal_size_limit`). It ends when the store closes, or when the writer is gone
+/// bytes. It ends when the store closes, or when the writer is gone
 /// (a store dropped without closing): it holds no strong reference, so it
 /// keeps neither the writer's connection nor the file open.
 pub(super) fn spawn_checkpointer(

@@ -134,7 +134,10 @@ impl Store {
                 // default is 2 MiB) so a write batch's index pages stay hot.
                 .pragma("mmap_size", "268435456")
                 .pragma("cache_size", "-16384")
-                .pragma("journal_size_limit", wal_restart_bytes.to_string());
+                .pragma(
+                    "journal_size_limit",
+                    checkpoint::journal_size_limit(wal_restart_bytes).to_string(),
+                );
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).

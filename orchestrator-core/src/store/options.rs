@@ -45,8 +45,9 @@ pub struct StoreOptions {
     /// so replicas of different versions each run their own. Empty: none.
     pub writer_session: &'static str,
     /// SQLite: the WAL size (bytes) past which the checkpointer restarts
-    /// the WAL, and the `journal_size_limit` (the checkpointer); 0
-    /// picks [`super::DEFAULT_WAL_RESTART_BYTES`]. Configurable so an
+    /// the WAL; the `journal_size_limit` is eight times it (the
+    /// checkpointer's module docs say why); 0 picks
+    /// [`super::DEFAULT_WAL_RESTART_BYTES`]. Configurable so an
     /// operator can trade disk for fewer RESTART checkpoints, and so a test
     /// can see the bound hold in seconds instead of minutes.
     pub wal_restart_bytes: u64,
