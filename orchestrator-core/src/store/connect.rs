@@ -141,7 +141,17 @@ impl Store {
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
-            let writer_options = connect.clone().pragma("wal_autocheckpoint", "0");
+            //
+            // Its temporary files live in memory: a batch's statement over
+            // many rows (a bulk claim, a batch's completions) journals the
+            // pages it changes, so that the statement alone can be undone,
+            // and past 64 KiB SQLite spilled that journal to a new file in
+            // /var/tmp (created, unlinked, written, closed) several times a
+            // second on the writer's thread (bench/HISTORY.md, item 30).
+            let writer_options = connect
+                .clone()
+                .pragma("wal_autocheckpoint", "0")
+                .pragma("temp_store", "memory");
             // Opened from the writer thread, where sqlx starts the
             // connection's own worker thread ([`writer_thread`]).
             let writer_thread = WriterThread::start()?;
