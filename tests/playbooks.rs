@@ -532,3 +532,60 @@ async fn a_playbook_default_retry_policy_is_checked_and_applied() {
         .unwrap();
     assert!(alone.retry_policy.is_none());
 }
+
+/// A permanent delete removes the family's workflows in steps of 100 (each
+/// statement journals its own cascade; `playbooks/rows.rs`): 205 workflows
+/// take three steps, and every one of them goes.
+#[tokio::test]
+async fn a_permanent_delete_removes_a_long_history_in_steps() {
+    use orchestrator_client::api::workspaces::CreateWorkspace;
+    use orchestrator_client::api::{CreateWorkflow, WorkflowFilter};
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let family = admin
+        .playbooks()
+        .create(&playbook("Long history"))
+        .await
+        .unwrap();
+    let workspace_id = admin
+        .workspaces()
+        .create(&CreateWorkspace {
+            name: "Repo".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    let mut launched = Vec::new();
+    for n in 0..205 {
+        let workflow = admin
+            .workflows()
+            .create(&CreateWorkflow {
+                playbook_id: family.id,
+                workspace_id,
+                name: format!("run {n}"),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        launched.push(workflow.id);
+    }
+    let impact = admin.playbooks().delete_impact(family.id).await.unwrap();
+    assert_eq!(impact.workflows.total, 205);
+    let removed = admin
+        .playbooks()
+        .delete_permanently(family.id)
+        .await
+        .unwrap();
+    assert_eq!(removed.workflows_deleted, 205);
+    let left = admin
+        .workflows()
+        .list(&WorkflowFilter::default(), PageRequest::default())
+        .await
+        .unwrap();
+    assert_eq!(left.total, 0, "every workflow of the family is gone");
+    for id in [launched[0], launched[100], launched[204]] {
+        let gone = admin.workflows().get(id).await.unwrap_err();
+        assert_eq!(gone.status(), Some(404));
+    }
+}

@@ -158,6 +158,13 @@ pub(crate) async fn workflow_references(
     })
 }
 
+/// Workflows a statement of [`delete_family_workflows`] removes at most.
+/// A statement keeps the pages it changes until it ends, so that it alone
+/// can be undone, and on SQLite the writer keeps them in memory
+/// (`store/connect.rs`): a family with a long history goes in steps, each
+/// journalling its own workflows' cascade, within the one transaction.
+const WORKFLOWS_PER_STATEMENT: i64 = 100;
+
 /// Removes the workflows (and their stages, work items, activations and
 /// tasks, by cascade) of a family before a permanent delete; answers how
 /// many it removed.
@@ -166,14 +173,21 @@ pub(crate) async fn delete_family_workflows(
     tenant_id: Uuid,
     family_id: Uuid,
 ) -> Result<i64> {
-    let removed = on_db!(tx, c => sqlx::query(
-        "DELETE FROM workflows WHERE tenant_id = $1 \
-         AND playbook_id IN (SELECT id FROM playbooks WHERE family_id = $2)",
-    )
-    .bind(tenant_id)
-    .bind(family_id)
-    .execute(c).await.map(|r| r.rows_affected()))?;
-    Ok(removed as i64)
+    let mut removed = 0;
+    loop {
+        let step = on_db!(tx, c => sqlx::query(
+            "DELETE FROM workflows WHERE id IN (SELECT id FROM workflows WHERE tenant_id = $1 \
+             AND playbook_id IN (SELECT id FROM playbooks WHERE family_id = $2) LIMIT $3)",
+        )
+        .bind(tenant_id)
+        .bind(family_id)
+        .bind(WORKFLOWS_PER_STATEMENT)
+        .execute(c).await.map(|r| r.rows_affected()))?;
+        removed += step as i64;
+        if (step as i64) < WORKFLOWS_PER_STATEMENT {
+            return Ok(removed);
+        }
+    }
 }
 
 pub(crate) use playbook_columns;

@@ -141,17 +141,7 @@ impl Store {
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
-            //
-            // Its temporary files live in memory: a batch's statement over
-            // many rows (a bulk claim, a batch's completions) journals the
-            // pages it changes, so that the statement alone can be undone,
-            // and past 64 KiB SQLite spilled that journal to a new file in
-            // /var/tmp (created, unlinked, written, closed) several times a
-            // second on the writer's thread (bench/HISTORY.md, item 30).
-            let writer_options = connect
-                .clone()
-                .pragma("wal_autocheckpoint", "0")
-                .pragma("temp_store", "memory");
+            let writer_options = connect.clone().pragma("wal_autocheckpoint", "0");
             // Opened from the writer thread, where sqlx starts the
             // connection's own worker thread ([`writer_thread`]).
             let writer_thread = WriterThread::start()?;
@@ -164,6 +154,22 @@ impl Store {
                 .run(&mut writer)
                 .await
                 .map_err(Error::internal)?;
+            // From here on the writer keeps its temporary storage in memory.
+            // A statement over many rows inside a batch (a bulk claim, a
+            // batch's completions) journals the pages it changes, so that it
+            // alone can be undone, and past 64 KiB SQLite spilled that
+            // journal to a new file in /var/tmp (created, unlinked, written,
+            // closed) several times a second on the writer's thread
+            // (bench/HISTORY.md, item 30). The journal now takes memory, as
+            // much as its statement changes, so the writer's statements stay
+            // bounded (write paths over many rows go in chunks); migrations,
+            // which may rewrite a whole table in one statement, run before,
+            // with the journal on disk.
+            sqlx::query("PRAGMA temp_store = memory")
+                .execute(&mut writer)
+                .await
+                .map_err(unavailable)?;
+            let writer_options = writer_options.pragma("temp_store", "memory");
             // No liveness ping before each acquire: a local file connection
             // does not go stale, and on SQLite the ping is one more round
             // trip to the connection's worker thread per read.
