@@ -32,11 +32,12 @@
 //! restart under load cut away the two seconds of writes past it, which
 //! the writer then wrote again into newly allocated blocks, and the
 //! `ftruncate` itself took 77 ms (`perf trace`) while every request waited:
-//! the claim p99 at half the maximum rate was 81 ms, against 6 ms with no
-//! restart at all (bench/HISTORY.md, item 29). So the limit is [`journal_size_limit`], well past what two
-//! seconds of writes add: the file is reused from its start instead, and
-//! only a WAL grown far beyond the threshold (a restart held off by a long
-//! reader) is cut back while writes go on.
+//! the claim p99 at half the maximum rate was 81 ms, against 9 ms without
+//! the cut-back and 6 ms with no restart at all (bench/HISTORY.md, item
+//! 29). So the limit is [`journal_size_limit`], well past what two seconds
+//! of writes add: the file is reused from its start instead, and only a WAL
+//! grown far beyond the threshold (a restart held off by a long reader) is
+//! cut back while writes go on.
 //!
 //! Why the restarts run on the writer's connection: a connection that begins
 //! a transaction and finds that another connection restarted the WAL
@@ -65,6 +66,13 @@ const INTERVAL: Duration = Duration::from_millis(100);
 /// configured otherwise. 64 MiB kept the WAL under 163 MB at 300 tasks/s
 /// plus 2,000 log rows/s.
 pub const DEFAULT_WAL_RESTART_BYTES: u64 = 64 * 1024 * 1024;
+/// The least restart threshold a store accepts: below it the RESTART
+/// checkpoints (each waits for the writer's batch) would come every
+/// `RESTART_EVERY` under any load.
+pub const MIN_WAL_RESTART_BYTES: u64 = 64 * 1024;
+/// Least time between two `RESTART` checkpoints.
+const RESTART_EVERY: Duration = Duration::from_secs(2);
+
 /// How many times the restart threshold the WAL file may reach before the
 /// commit after a restart cuts it back ([`journal_size_limit`]). The file
 /// peaked at 330 MiB (about five times the default threshold) in
@@ -81,12 +89,6 @@ pub(super) fn journal_size_limit(restart_above: u64) -> u64 {
         .saturating_mul(SHRINK_PAST_THRESHOLDS)
         .min(i64::MAX as u64)
 }
-/// The least restart threshold a store accepts: below it the RESTART
-/// checkpoints (each waits for the writer's batch) would come every
-/// `RESTART_EVERY` under any load.
-pub const MIN_WAL_RESTART_BYTES: u64 = 64 * 1024;
-/// Least time between two `RESTART` checkpoints.
-const RESTART_EVERY: Duration = Duration::from_secs(2);
 
 /// Starts the checkpointer of the SQLite database `options` opens, written
 /// by `writer`, restarting the WAL once it holds more than `restart_above`
