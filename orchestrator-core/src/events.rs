@@ -237,7 +237,7 @@ async fn insert_with(
 }
 
 /// Writes the events the requests of one write batch deferred
-/// ([`crate::store::FlushFn`]), with the other kinds' rows when the batch
+/// (`store::deferred::FlushFn`), with the other kinds' rows when the batch
 /// hands it their `WITH` parts.
 fn flush(
     db: &mut dyn Access,

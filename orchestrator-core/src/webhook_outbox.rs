@@ -72,7 +72,7 @@ impl Filters {
     }
 
     /// Whether some webhook wants an event of `event_type` in
-    /// `workspace_id` (the SQL of [`matches_sql`], in memory).
+    /// `workspace_id` (the SQL of `matches_sql!`, in memory).
     pub(crate) fn wants(&self, event_type: &str, workspace_id: Option<Uuid>) -> bool {
         let list = self.list.read().unwrap_or_else(|e| e.into_inner());
         event_type != TEST_EVENT

@@ -169,7 +169,7 @@ fn tenant_runs(rows: Vec<Box<dyn Any + Send>>) -> Vec<TenantRun> {
 }
 
 /// Writes the platform log rows the requests of one write batch deferred
-/// ([`crate::store::FlushFn`]): one insert per run of rows of one tenant.
+/// (`store::deferred::FlushFn`): one insert per run of rows of one tenant.
 fn flush_platform_logs(
     db: &mut dyn Access,
     rows: Vec<Box<dyn Any + Send>>,
@@ -185,7 +185,7 @@ fn flush_platform_logs(
 }
 
 /// The platform log rows of one write batch as `WITH` parts of the batch's
-/// event insert on PostgreSQL ([`crate::store::WithPartFn`]): the statements
+/// event insert on PostgreSQL (`store::deferred::WithPartFn`): the statements
 /// of [`insert_rows`], one per run of one tenant (and chunk).
 fn platform_logs_part(
     rows: Vec<Box<dyn Any + Send>>,

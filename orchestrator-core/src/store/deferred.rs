@@ -37,7 +37,7 @@ pub(crate) struct WithParts {
 }
 
 /// A kind of row that requests leave for their batch to write at its
-/// commit ([`Tx::defer`]).
+/// commit ([`super::Tx::defer`]).
 ///
 /// Why the `WITH` parts: on PostgreSQL each statement of a batch is a round
 /// trip that the one writer waits out, and a lifecycle batch flushed two
@@ -58,7 +58,7 @@ pub(crate) struct DeferKind {
     pub hosts: bool,
 }
 
-/// A row a request leaves for its batch to write at commit ([`Tx::defer`]).
+/// A row a request leaves for its batch to write at commit ([`super::Tx::defer`]).
 pub(crate) struct Deferred {
     pub(super) kind: &'static DeferKind,
     pub(super) row: Box<dyn std::any::Any + Send>,
