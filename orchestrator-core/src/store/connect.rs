@@ -31,6 +31,23 @@ const EVENT_BUS_CAPACITY: usize = 4096;
 /// just re-reads; the bus only says "something new").
 const WAKE_BUS_CAPACITY: usize = 1024;
 
+/// The SQLite writer connection's page cache, in KiB (`cache_size` takes a
+/// negative number as KiB): 4 MiB, a quarter of the read connections'.
+///
+/// Why smaller: SQLite cuts a connection's page cache back to the
+/// database's size at every commit, and when a page split in that
+/// transaction parked a page at its temporary number past the end of the
+/// file (the lock-byte page, 262,145 at 4 KiB pages), the cut walks every
+/// page in the cache without dropping one. Nearly every batch splits some
+/// index page, so the writer's commits walked its whole 16 MiB cache: about
+/// 3% of the writer's two threads in the batched drain's profile. At 4 MiB
+/// the batched drain ran 1.07x, and neither the lifecycle at a million
+/// finished tasks nor the history purge lost rate (bench/HISTORY.md, item
+/// 32): a batch's working set (the right edges of the indexes it appends
+/// to, the recent tasks it moves) fits in it, and the rest of the file is
+/// read through the memory map.
+const SQLITE_WRITER_CACHE_KIB: i64 = 4 * 1024;
+
 impl Store {
     /// Opens (creating it if needed) the database and applies the embedded
     /// migrations of its dialect.
@@ -130,8 +147,9 @@ impl Store {
                 .foreign_keys(true)
                 // Reads straight from the mapped file instead of copying each
                 // page into SQLite's cache (pages count in RSS only as they
-                // are touched), and a 16 MiB page cache per connection (the
-                // default is 2 MiB) so a write batch's index pages stay hot.
+                // are touched), and a 16 MiB page cache per read connection
+                // (the default is 2 MiB); the writer sets its own
+                // ([`SQLITE_WRITER_CACHE_KIB`]).
                 .pragma("mmap_size", "268435456")
                 .pragma("cache_size", "-16384")
                 .pragma(
@@ -141,7 +159,10 @@ impl Store {
             // The one writer connection, outside any pool: group commit
             // holds it for the store's lifetime. It never checkpoints: the
             // checkpointer does, off the write path ([`checkpoint`]).
-            let writer_options = connect.clone().pragma("wal_autocheckpoint", "0");
+            let writer_options = connect
+                .clone()
+                .pragma("wal_autocheckpoint", "0")
+                .pragma("cache_size", (-SQLITE_WRITER_CACHE_KIB).to_string());
             // Opened from the writer thread, where sqlx starts the
             // connection's own worker thread ([`writer_thread`]).
             let writer_thread = WriterThread::start()?;
