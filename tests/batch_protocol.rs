@@ -125,6 +125,24 @@ async fn assert_started(admin: &Client, claimed: &ClaimedTask) {
     );
 }
 
+/// Claims and starts `n` tasks for `worker` in one batch (all `n` claimed).
+async fn claim_started(own: &Client, worker: &RegisteredWorker, n: usize) -> Vec<ClaimedTask> {
+    let claimed = own
+        .workers()
+        .claim_batch(
+            worker.worker_id,
+            &ClaimBatch {
+                limit: n as i64,
+                start: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), n);
+    claimed
+}
+
 async fn post(server: &TestServer, key: &str, path: &str, body: Value) -> (StatusCode, Value) {
     let response = server
         .http()
@@ -665,9 +683,6 @@ async fn complete_batch_answers_each_item_on_its_own_and_replays_per_item() {
     assert_eq!(single.state, TaskState::Completed);
 }
 
-/// `start: true` moves a task from pending straight to in progress in the
-/// claim itself: a flow limit's slot must be taken by that move and freed
-/// when the task ends, as for a claim and a start.
 /// Task `i`'s output in [`complete_batch_completes_its_items_together`]:
 /// numbers of every kind, text that needs escaping, nesting.
 fn rich_output(i: usize) -> Value {
@@ -696,19 +711,7 @@ async fn complete_batch_completes_its_items_together() {
     let registered = worker(&admin, "together", N).await;
     let own = server.client(&registered.worker_api_key);
     create(&admin, N, "together").await;
-    let claimed = own
-        .workers()
-        .claim_batch(
-            registered.worker_id,
-            &ClaimBatch {
-                limit: N as i64,
-                start: true,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(claimed.len(), N);
+    let claimed = claim_started(&own, &registered, N).await;
     let metrics = |i: usize| {
         i.is_multiple_of(2)
             .then(|| json!({ "tokens": i, "cost": 0.25 }))
@@ -785,6 +788,68 @@ async fn complete_batch_completes_its_items_together() {
         assert_eq!(statements, 1.0);
     } else {
         assert!((1.0..=N as f64).contains(&statements), "{statements}");
+    }
+}
+
+/// The events a write batch publishes as it commits (what a program that
+/// embeds the core and subscribes to the store receives) are the rows the
+/// batch stored, field for field: an insert answers only the events' ids,
+/// so a published event is built from its row and must get that row's id.
+/// Batched claims and completions and concurrent creates put many events
+/// of several requests into the batches.
+#[tokio::test]
+async fn the_events_a_batch_publishes_are_the_rows_it_stored() {
+    const N: usize = 12;
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let all = EventFilter {
+        limit: Some(500),
+        ..Default::default()
+    };
+    let before = admin.events().list(&all).await.unwrap().items;
+    let before = before.last().map(|e| e.id).unwrap_or_default();
+    let mut bus = server.handle().control_plane().store().subscribe();
+    let registered = worker(&admin, "published", N).await;
+    let own = server.client(&registered.worker_api_key);
+    futures_util::future::join_all((0..N).map(|i| {
+        let admin = admin.clone();
+        async move { admin.tasks().create(&task(&format!("published-{i}"))).await }
+    }))
+    .await
+    .into_iter()
+    .for_each(|created| {
+        created.unwrap();
+    });
+    let claimed = claim_started(&own, &registered, N).await;
+    let items = claimed
+        .iter()
+        .enumerate()
+        .map(|(i, c)| CompleteBatchItem {
+            task_id: c.task.id,
+            output: Some(rich_output(i)),
+            ..Default::default()
+        })
+        .collect();
+    own.tasks()
+        .complete_batch(&CompleteBatch { items })
+        .await
+        .unwrap();
+
+    let stored = admin.events().list(&all).await.unwrap();
+    assert!(!stored.has_more);
+    let stored: Vec<_> = stored.items.into_iter().filter(|e| e.id > before).collect();
+    // Created, claimed, started and completed, for each task.
+    assert!(stored.len() >= 4 * N, "{} stored", stored.len());
+    let mut published = HashMap::new();
+    while !stored.iter().all(|e| published.contains_key(&e.id)) {
+        let event = tokio::time::timeout(Duration::from_secs(10), bus.recv())
+            .await
+            .expect("every stored event is published")
+            .unwrap();
+        published.insert(event.id, event);
+    }
+    for stored in &stored {
+        assert_eq!(*published[&stored.id], *stored);
     }
 }
 

@@ -140,17 +140,17 @@ pub(crate) const PG_DELIVERIES_PART: &str = concat!(
     ")"
 );
 
-/// `insert` (an `INSERT INTO events ... RETURNING <returning>`) with the
-/// deliveries of its events written by the same statement (PostgreSQL).
+/// `insert` (an `INSERT INTO events ...`) with the deliveries of its events
+/// written by the same statement (PostgreSQL), answering the events' ids.
 /// `with` is the statement's other `WITH` parts, joined by commas, if any.
-pub(crate) fn pg_statement(with: &str, insert: &str, returning: &str) -> String {
+pub(crate) fn pg_statement(with: &str, insert: &str) -> String {
     let with = match with.is_empty() {
         true => String::new(),
         false => format!("{with}, "),
     };
     format!(
-        "WITH {with}ev AS ({insert} RETURNING {returning}, tenant_id), {PG_DELIVERIES_PART} \
-         SELECT {returning} FROM ev"
+        "WITH {with}ev AS ({insert} RETURNING id, tenant_id, type, workspace_id, created_at), \
+         {PG_DELIVERIES_PART} SELECT id FROM ev"
     )
 }
 

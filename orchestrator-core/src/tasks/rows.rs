@@ -261,7 +261,6 @@ pub(crate) async fn save(tx: &mut Tx, row: &TaskRow) -> Result<()> {
     }
 }
 
-/// Writes `task.state_changed` for `row` going `from` → its current state.
 /// Records a task's change of state: the `task.state_changed` event and the
 /// platform log row (`task.<operation>`, category `task_lifecycle`), both in
 /// `tx`, so the feed and the logs say what happened exactly when it commits.
