@@ -241,6 +241,7 @@ impl Writer {
                 self.committed_batches.fetch_add(1, SeqCst);
                 self.committed_requests
                     .fetch_add(batch.members as u64, SeqCst);
+                crate::store::writer_thread::note_batch(batch.members);
                 let (bus, wake, notifier, health) = &*self.buses;
                 health.committed();
                 let wrote_events = !batch.events.is_empty();
