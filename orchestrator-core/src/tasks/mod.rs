@@ -17,6 +17,7 @@ pub(crate) mod handoffs;
 pub(crate) mod insert;
 mod read;
 pub(crate) mod retry;
+mod row_decode;
 pub(crate) mod rows;
 pub mod state;
 

@@ -17,12 +17,13 @@ use serde_json::json;
 use sqlx::types::Json;
 use uuid::Uuid;
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// A `tasks` row; decoded by [`super::row_decode`], in [`task_columns!`]'s
+/// order.
+#[derive(Debug, Clone)]
 pub(crate) struct TaskRow {
     pub id: Uuid,
     pub tenant_id: Uuid,
     pub title: String,
-    #[sqlx(rename = "type")]
     pub task_type: String,
     pub task_kind: String,
     pub description: Option<String>,
