@@ -54,10 +54,16 @@ pub(crate) struct Completions;
 /// and for SQLite's one row (`$4` to `$7`). A task whose cancellation was
 /// requested (run control §4) is left to the ordinary path, which cancels
 /// it instead.
+///
+/// The source state is `CAST($3 AS TEXT)`, not `$3`: SQLite's planner
+/// compares a bare parameter's value with the `state` of each partial
+/// index on `tasks`, and a statement whose plan read a parameter is
+/// compiled again at its next binding, which was every execution
+/// (bench/HISTORY.md item 37). The row is found by its id either way.
 macro_rules! held_returning {
     (list) => {
         concat!(
-            " WHERE id = v.v_id AND tenant_id = v.v_tenant AND state = $3 \
+            " WHERE id = v.v_id AND tenant_id = v.v_tenant AND state = CAST($3 AS TEXT) \
              AND (assigned_agent_id = v.v_agent OR assigned_worker_id = v.v_worker) \
              AND NOT cancel_requested RETURNING ",
             task_columns!()
@@ -65,7 +71,7 @@ macro_rules! held_returning {
     };
     (row) => {
         concat!(
-            " WHERE id = $4 AND tenant_id = $5 AND state = $3 \
+            " WHERE id = $4 AND tenant_id = $5 AND state = CAST($3 AS TEXT) \
              AND (assigned_agent_id = $6 OR assigned_worker_id = $7) \
              AND NOT cancel_requested RETURNING ",
             task_columns!()

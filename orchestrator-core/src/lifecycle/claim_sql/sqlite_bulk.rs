@@ -33,11 +33,16 @@ pub(in crate::lifecycle) const PREFERRED_PENDING_SQLITE: &str = "SELECT EXISTS (
 /// prefer no assignee, with whether each is free of flow-limit keys (the
 /// walk is taken up to the first that is not), over the one-request
 /// claim's eight parameters.
+///
+/// The limit is `CAST($9 AS INTEGER)`, not `$9`: SQLite's planner reads a
+/// bare parameter's value in `LIMIT`, and a statement whose plan read a
+/// parameter is compiled again whenever that parameter is bound again,
+/// here at every batch (bench/HISTORY.md item 37).
 pub(in crate::lifecycle) const BULK_CANDIDATES_SQLITE: &str = concat!(
     "SELECT t.id, t.concurrency_key IS NULL AND t.rate_limit_key IS NULL FROM tasks t WHERE ",
     eligible!(sqlite, "$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"),
     " AND t.preferred_agent_id IS NULL AND t.preferred_worker_id IS NULL \
-     ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT $9"
+     ORDER BY t.priority_rank DESC, t.created_at, t.id LIMIT CAST($9 AS INTEGER)"
 );
 
 /// SQLite's bulk claim: claims the tasks of `$1` (a JSON array of `[task,
