@@ -1,16 +1,20 @@
 //! The batched worker protocol (beyond the contract):
-//! `POST /workers/:id/claim-batch` and `POST /tasks/complete-batch`, through
-//! the SDK and raw HTTP: distinct agents, the limit, `start`, the long poll,
+//! `POST /tasks/create-batch`, `POST /workers/:id/claim-batch` and
+//! `POST /tasks/complete-batch`, through the SDK and raw HTTP: per-item
+//! creates, refusals, dedupe and replays (and concurrent batches that share
+//! dedupe keys keeping one live task a key), distinct agents, the limit, `start`, the long poll,
 //! roles and the workflow filter, flow limits and delayed tasks, the claim
 //! order around preferences and rate keys, per-item outcomes and replays,
 //! completions served together with each item's own values, input
 //! validation, and 32 concurrent batch claimers that never give one agent
 //! two active tasks nor one task to two claims.
 
+use futures_util::TryStreamExt;
 use orchestrator_client::Client;
 use orchestrator_client::api::{
-    ClaimBatch, ClaimedTask, CompleteBatch, CompleteBatchItem, CreateTask, EventFilter, Priority,
-    RegisterWorker, RegisteredWorker, TaskState, WorkerAgentSpec,
+    ClaimBatch, ClaimedTask, CompleteBatch, CompleteBatchItem, CreateBatch, CreateTask,
+    CreatedItem, ErrorCode, EventFilter, Priority, RegisterWorker, RegisteredWorker, TaskFilter,
+    TaskState, WorkerAgentSpec,
 };
 use orchestrator_tests::TestServer;
 use reqwest::StatusCode;
@@ -1030,4 +1034,228 @@ async fn thirty_two_concurrent_batch_claimers_keep_one_task_per_agent() {
         .await
         .unwrap();
     assert_eq!(page.total as usize, TASKS);
+}
+
+/// Every task of the tenant, by id.
+async fn all_tasks(admin: &Client) -> HashMap<Uuid, orchestrator_client::api::Task> {
+    let all: Vec<_> = admin
+        .tasks()
+        .list_all(&TaskFilter::default())
+        .try_collect()
+        .await
+        .unwrap();
+    all.into_iter().map(|t| (t.id, t)).collect()
+}
+
+fn created_id(answer: &CreatedItem) -> Uuid {
+    assert!(answer.error.is_none(), "{answer:?}");
+    answer.task.as_ref().expect("a task").id
+}
+
+#[tokio::test]
+async fn create_batch_answers_each_item_on_its_own_and_replays_per_item() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let keyed = |title: &str, key: &str| CreateTask {
+        dedupe_key: Some(key.into()),
+        ..task(title)
+    };
+    let replayable = CreateTask {
+        request_id: Some("batch-item-1".into()),
+        priority: Some(Priority::High),
+        ..task("replayable")
+    };
+    let items = vec![
+        task("plain-0"),
+        CreateTask {
+            input: Some(json!({ "n": 1 })),
+            ..task("plain-1")
+        },
+        CreateTask {
+            task_type: "bogus".into(),
+            ..task("wrong type")
+        },
+        CreateTask {
+            workflow_id: Some(Uuid::new_v4()),
+            ..task("no such workflow")
+        },
+        keyed("keyed", "batch-key"),
+        keyed("keyed again", "batch-key"),
+        replayable.clone(),
+        task("plain-2"),
+    ];
+    let answers = admin
+        .tasks()
+        .create_batch(&CreateBatch {
+            items: items.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), items.len());
+    // The plain items: created, pending, each with its own values.
+    for i in [0, 1, 7] {
+        let task = answers[i].task.as_ref().unwrap();
+        assert_eq!(task.title, items[i].title);
+        assert_eq!(task.state, TaskState::Pending);
+        assert_eq!(answers[i].deduplicated, Some(false));
+    }
+    assert_eq!(answers[1].task.as_ref().unwrap().input, json!({ "n": 1 }));
+    // The refused items: the one-task route's errors, nothing written.
+    let wrong_type = answers[2].error.as_ref().unwrap();
+    assert_eq!(wrong_type.code, ErrorCode::SchemaValidationFailed);
+    assert!(answers[2].task.is_none());
+    let dangling = answers[3].error.as_ref().unwrap();
+    assert_eq!(dangling.code, ErrorCode::ValidationError, "{dangling:?}");
+    // The second item with the live key answers the first's task.
+    let keyed_id = created_id(&answers[4]);
+    assert_eq!(answers[4].deduplicated, Some(false));
+    assert_eq!(created_id(&answers[5]), keyed_id);
+    assert_eq!(answers[5].deduplicated, Some(true));
+    let replayed_id = created_id(&answers[6]);
+    assert_eq!(answers[6].task.as_ref().unwrap().priority, Priority::High);
+
+    let stored = all_tasks(&admin).await;
+    assert_eq!(stored.len(), 5, "five tasks written: {stored:?}");
+    for answer in answers.iter().filter(|a| a.deduplicated == Some(false)) {
+        let id = created_id(answer);
+        assert_eq!(stored[&id].state, TaskState::Pending);
+        // Each created task has its creation event.
+        let events = admin
+            .events()
+            .list(&EventFilter {
+                event_type: Some("task.created".into()),
+                entity_id: Some(id),
+                limit: Some(100),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(events.items.len(), 1, "{id}: {:?}", events.items);
+    }
+
+    // Sent again: the request_id item replays, the keyed items find the
+    // live task, the plain items are new tasks.
+    let again = admin
+        .tasks()
+        .create_batch(&CreateBatch { items })
+        .await
+        .unwrap();
+    assert_eq!(created_id(&again[6]), replayed_id);
+    assert_eq!(created_id(&again[4]), keyed_id);
+    assert_eq!(again[4].deduplicated, Some(true));
+    for i in [0, 1, 7] {
+        assert!(!stored.contains_key(&created_id(&again[i])));
+    }
+    assert_eq!(all_tasks(&admin).await.len(), 8);
+    // The replayed request_id with another body is the one-task route's
+    // conflict.
+    let changed = admin
+        .tasks()
+        .create_batch(&CreateBatch {
+            items: vec![
+                CreateTask {
+                    title: "another body".into(),
+                    ..replayable
+                },
+                task("beside it"),
+            ],
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        changed[0].error.as_ref().map(|e| e.code),
+        Some(ErrorCode::Conflict),
+        "{changed:?}"
+    );
+    created_id(&changed[1]);
+}
+
+#[tokio::test]
+async fn bad_create_batches_are_422_and_change_nothing() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let item = json!({ "title": "t", "type": "code" });
+    let many: Vec<Value> = (0..257).map(|_| item.clone()).collect();
+    for body in [
+        json!({ "items": [] }),
+        json!({ "items": many }),
+        json!({ "items": [{ "title": 5, "type": "code" }] }),
+        json!({ "items": [item.clone()], "extra": true }),
+        json!({ "items": item }),
+    ] {
+        let (status, answer) = post(
+            &server,
+            &server.admin_key,
+            "/api/v1/tasks/create-batch",
+            body.clone(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+        assert_eq!(answer["error"]["code"], "SCHEMA_VALIDATION_FAILED");
+    }
+    assert!(all_tasks(&admin).await.is_empty());
+    // The most a batch may hold is accepted, through raw HTTP too.
+    let most: Vec<Value> = (0..256).map(|_| item.clone()).collect();
+    let (status, answer) = post(
+        &server,
+        &server.admin_key,
+        "/api/v1/tasks/create-batch",
+        json!({ "items": most }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["data"].as_array().map(Vec::len), Some(256));
+    assert_eq!(all_tasks(&admin).await.len(), 256);
+}
+
+#[tokio::test]
+async fn concurrent_create_batches_keep_one_live_task_a_dedupe_key() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    const BATCHES: usize = 16;
+    const KEYS: usize = 4;
+    let mut handles = Vec::new();
+    for b in 0..BATCHES {
+        let admin = admin.clone();
+        handles.push(tokio::spawn(async move {
+            // Eight plain items, and one item for each shared key.
+            let mut items: Vec<CreateTask> =
+                (0..8).map(|i| task(&format!("batch-{b}-{i}"))).collect();
+            for k in 0..KEYS {
+                items.push(CreateTask {
+                    dedupe_key: Some(format!("shared-{k}")),
+                    ..task(&format!("keyed-{b}-{k}"))
+                });
+            }
+            admin
+                .tasks()
+                .create_batch(&CreateBatch { items })
+                .await
+                .unwrap()
+        }));
+    }
+    let mut plain = HashSet::new();
+    let mut by_key: HashMap<usize, HashSet<Uuid>> = HashMap::new();
+    let mut fresh_keyed = 0;
+    for handle in handles {
+        let answers = handle.await.unwrap();
+        assert_eq!(answers.len(), 8 + KEYS);
+        for answer in &answers[..8] {
+            assert!(plain.insert(created_id(answer)), "one id per plain item");
+        }
+        for (k, answer) in answers[8..].iter().enumerate() {
+            by_key.entry(k).or_default().insert(created_id(answer));
+            if answer.deduplicated == Some(false) {
+                fresh_keyed += 1;
+            }
+        }
+    }
+    // Every batch's item of a key answered the one live task of that key.
+    for (k, ids) in &by_key {
+        assert_eq!(ids.len(), 1, "key {k}: {ids:?}");
+    }
+    assert_eq!(fresh_keyed, KEYS, "each key created once");
+    let stored = all_tasks(&admin).await;
+    assert_eq!(stored.len(), BATCHES * 8 + KEYS);
+    assert!(plain.iter().all(|id| stored.contains_key(id)));
 }

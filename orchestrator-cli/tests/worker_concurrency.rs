@@ -1,7 +1,8 @@
 //! The batched worker protocol from the CLI: `orch worker run --batch
 //! --concurrency 4` runs four commands at once (their run times overlap and
 //! the whole takes about one command's time), and `orch workers
-//! claim-batch` / `orch tasks complete-batch` against a real server.
+//! claim-batch` / `orch tasks complete-batch` against a real server, and
+//! `orch tasks create-batch` from a file.
 
 use orchestrator_client::Client;
 use orchestrator_client::api::{
@@ -219,4 +220,59 @@ async fn workers_claim_batch_and_tasks_complete_batch() {
         .await,
     );
     assert_eq!(none, Value::Array(Vec::new()));
+}
+
+#[tokio::test]
+async fn tasks_create_batch_creates_each_item_of_a_file_on_its_own() {
+    let server = TestServer::start().await;
+    let admin = server.admin();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.json");
+    std::fs::write(
+        &path,
+        r#"[{"title":"first","type":"code","input":{"n":1}},
+            {"title":"refused","type":"bogus"},
+            {"title":"second","type":"analysis","priority":"high"}]"#,
+    )
+    .unwrap();
+    let env = [
+        ("ORCH_URL", server.url.as_str()),
+        ("ORCH_API_KEY", server.admin_key.as_str()),
+    ];
+    let answers = json(
+        &orch_with(
+            &[
+                "tasks",
+                "create-batch",
+                path.to_str().unwrap(),
+                "-o",
+                "json",
+            ],
+            &env,
+        )
+        .await,
+    );
+    let answers = answers.as_array().expect("a list");
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(answers[0]["task"]["title"], "first");
+    assert_eq!(answers[0]["task"]["state"], "pending");
+    assert_eq!(answers[1]["error"]["code"], "SCHEMA_VALIDATION_FAILED");
+    assert!(answers[1].get("task").is_none());
+    assert_eq!(answers[2]["task"]["priority"], "high");
+    for i in [0, 2] {
+        let id: Uuid = answers[i]["task"]["id"].as_str().unwrap().parse().unwrap();
+        assert_eq!(
+            admin.tasks().get(id).await.unwrap().state,
+            TaskState::Pending
+        );
+    }
+    // Not a list of task bodies: a usage error before any request.
+    std::fs::write(&path, r#"{"title":"x"}"#).unwrap();
+    let out = orch_with(&["tasks", "create-batch", path.to_str().unwrap()], &env).await;
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a JSON array"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -12,7 +12,8 @@ use orchestrator_core::api::{
     TaskArtifact, TaskContext, TaskFilter, TaskGit, TaskToken,
 };
 use orchestrator_core::api::{
-    CompleteBatch, CompletedItem, RescheduleTask, TaskHeartbeat, TaskHeartbeatAck,
+    CompleteBatch, CompletedItem, CreateBatch, CreatedItem, RescheduleTask, TaskHeartbeat,
+    TaskHeartbeatAck,
 };
 use uuid::Uuid;
 
@@ -118,6 +119,21 @@ impl Tasks<'_> {
                 self.client
                     .request(M::POST, &format!("/api/v1/tasks/{id}/complete"))
                     .json_id(self.client, request),
+            )
+            .await
+    }
+
+    /// `POST /tasks/create-batch` (beyond the contract): one answer per
+    /// item, in order: the created `task` (or, with a `dedupe_key`, the live
+    /// one, `deduplicated: true`), or the `error` `create` would have
+    /// answered (that item wrote nothing). Items with a `request_id` replay
+    /// as `create` does.
+    pub async fn create_batch(&self, request: &CreateBatch) -> Result<Vec<CreatedItem>> {
+        self.client
+            .data(
+                self.client
+                    .request(M::POST, "/api/v1/tasks/create-batch")
+                    .json(request),
             )
             .await
     }

@@ -295,6 +295,17 @@ impl Error {
     pub fn public_message(&self) -> String {
         self.to_string()
     }
+
+    /// The envelope's `error` for this error, as the server renders it; the
+    /// batch routes answer it per refused item.
+    pub fn body(&self) -> crate::api::ErrorBody {
+        crate::api::ErrorBody {
+            code: self.code(),
+            message: self.public_message(),
+            recovery_hint: self.recovery_hint(),
+            details: self.details(),
+        }
+    }
 }
 
 /// What a database error says about the database itself, beside the

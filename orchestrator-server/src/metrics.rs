@@ -250,7 +250,8 @@ impl Metrics {
             "orch_db_combined_statements_total",
             "Combined statements run: one statement for all the task starts, \
              or completions, waiting for the writer (PostgreSQL), or for the \
-             completions of one complete-batch request (either database)",
+             items of one complete-batch or create-batch request (either \
+             database)",
         )
         .expect("valid metric");
         combined_statements.inc_by(batches.combined_statements);

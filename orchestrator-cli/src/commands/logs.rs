@@ -235,14 +235,7 @@ pub async fn run(global: &GlobalOpts, command: LogsCommand) -> anyhow::Result<()
             });
         }
         LogsCommand::Ingest(args) => {
-            let text = if args.path == "-" {
-                let mut text = String::new();
-                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
-                text
-            } else {
-                std::fs::read_to_string(&args.path)
-                    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.path))?
-            };
+            let text = super::read_path_or_stdin(&args.path)?;
             let entries: Vec<orchestrator_client::api::NewLogEntry> =
                 if text.trim_start().starts_with('[') {
                     serde_json::from_str(&text)

@@ -124,3 +124,15 @@ async fn version(global: &crate::cli::GlobalOpts) -> anyhow::Result<()> {
         }
     }
 }
+
+/// The text of the file at `path`, or of standard input when it is `-`
+/// (`orch logs ingest`, `orch tasks create-batch`).
+pub fn read_path_or_stdin(path: &str) -> anyhow::Result<String> {
+    if path == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read {path}: {e}"))
+    }
+}

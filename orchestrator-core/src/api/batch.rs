@@ -1,18 +1,19 @@
-//! The batched worker protocol (beyond the contract): claim several tasks
-//! for a worker's idle agents in one request, and complete several tasks in
-//! one request. The contract's one-task routes stay as they are; these cut
-//! the HTTP requests (and, on the server, the statements) a task costs when
-//! one process runs many agents.
+//! The batched worker protocol (beyond the contract): create several tasks
+//! in one request, claim several tasks for a worker's idle agents in one
+//! request, and complete several tasks in one request. The contract's
+//! one-task routes stay as they are; these cut the HTTP requests (and, on
+//! the server, the statements and writer turns) a task costs when one
+//! process produces or runs many of them.
 
 use super::error::ErrorBody;
-use super::tasks::{Task, TaskState};
+use super::tasks::{CreateTask, Task, TaskState};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use uuid::Uuid;
 
 /// The most tasks one `claim-batch` may ask for, and the most items one
-/// `complete-batch` may carry: a bound on the work one request holds the
-/// writer for.
+/// `create-batch` or `complete-batch` may carry: a bound on the work one
+/// request holds the writer for.
 pub const MAX_BATCH: i64 = 256;
 
 /// `POST /workers/:id/claim-batch`: up to `limit` tasks, each for a
@@ -97,6 +98,35 @@ pub struct CompletedItem {
     /// The task's state after the completion.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<TaskState>,
+    /// Why the item was refused; nothing of it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+/// `POST /tasks/create-batch`: each item is created (or refused) on its own,
+/// as `POST /tasks` would create it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateBatch {
+    /// 1 to 256 tasks, each the body `POST /tasks` takes.
+    pub items: Vec<CreateTask>,
+}
+
+/// What one item of a `create-batch` came to: the `task` when it was
+/// created (or, with a `dedupe_key`, found live), else `error` (what
+/// `POST /tasks` would have answered).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct CreatedItem {
+    /// The new task, or the live task with the item's `dedupe_key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Task>,
+    /// With `task`: `true` when it is an existing live task with the item's
+    /// `dedupe_key` (nothing was written), as `meta.deduplicated` on
+    /// `POST /tasks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deduplicated: Option<bool>,
     /// Why the item was refused; nothing of it was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorBody>,

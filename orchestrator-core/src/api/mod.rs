@@ -46,7 +46,10 @@ pub use agents::*;
 pub use answers::{ClaimedCredentials, Liveness, Readiness, WorkerHeartbeatAck};
 pub use api_keys::{ApiKey, CreateApiKey, CreatedApiKey};
 pub use auth::{LoggedOut, Me, RefreshResponse, Scope, TokenRequest, TokenResponse};
-pub use batch::{ClaimBatch, ClaimedTask, CompleteBatch, CompleteBatchItem, CompletedItem};
+pub use batch::{
+    ClaimBatch, ClaimedTask, CompleteBatch, CompleteBatchItem, CompletedItem, CreateBatch,
+    CreatedItem,
+};
 pub use depth::MAX_JSON_DEPTH;
 pub use envelope::{DataEnvelope, ListEnvelope, ListMeta, ResponseMeta};
 pub use error::{ErrorBody, ErrorCode, ErrorEnvelope, Issues};

@@ -148,10 +148,5 @@ fn error_body(task_id: Uuid, error: &Error) -> ErrorBody {
     ) {
         tracing::error!(%task_id, %error, "a complete-batch item failed");
     }
-    ErrorBody {
-        code: error.code(),
-        message: error.public_message(),
-        recovery_hint: error.recovery_hint(),
-        details: error.details(),
-    }
+    error.body()
 }

@@ -29,7 +29,9 @@ pub(crate) struct NewTask {
     pub rate_key_checked: bool,
 }
 
-fn validate_create(request: &CreateTask) -> Result<()> {
+/// The checks of a create's body that need no database (its 400s and
+/// 422s).
+pub(crate) fn validate_create(request: &CreateTask) -> Result<()> {
     if request.title.trim().is_empty() || request.title.len() > 500 {
         return Err(Error::invalid_field("title", "must be 1 to 500 characters"));
     }
@@ -382,6 +384,20 @@ async fn apply_playbook_defaults(
     Ok(false)
 }
 
+/// A plain create's follow-up in a combined turn: its `task.created` event,
+/// then the task as the route answers it.
+pub(crate) fn created_post(caller: &Caller) -> Post<TaskRow, Task> {
+    let caller = caller.clone();
+    Box::new(
+        move |tx: &mut Tx, row: TaskRow| -> BoxFuture<'_, Result<Task>> {
+            Box::pin(async move {
+                record_created(tx, &caller, &row).await?;
+                row.to_api()
+            })
+        },
+    )
+}
+
 /// The `task.created` event of a new task.
 async fn record_created(tx: &mut Tx, caller: &Caller, row: &TaskRow) -> Result<()> {
     let mut event = NewEvent::new(
@@ -417,27 +433,36 @@ impl ControlPlane {
             .store()
             .on_writer(async move { this.create_task_here(&caller, request).await })
             .await?;
-        if created.1 {
-            crate::tasks::counters::counters()
-                .dedupe_hits
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        if let (task, false) = &created
-            && let Some(run_at) = task.run_at.into_iter().chain(task.expires_at).min()
-        {
-            // Work due later: the run-control job plans its wake-up.
-            self.wake_background(run_at.as_datetime());
-        }
-        if let (task, false) = &created
-            && (task.concurrency_key.is_some() || task.rate_limit_key.is_some())
-        {
-            // Its key may be full: the limits job records that it waits.
-            self.wake_flow_limits(crate::limits::recheck_after(self.now().as_datetime()));
-        }
+        self.after_create(&created.0, created.1);
         Ok(created)
     }
 
-    async fn create_task_here(&self, caller: &Caller, request: CreateTask) -> Result<(Task, bool)> {
+    /// What follows a committed create off the writer: the dedupe counter,
+    /// and the wake-ups of the jobs that a new task may concern.
+    pub(crate) fn after_create(&self, task: &Task, deduplicated: bool) {
+        if deduplicated {
+            crate::tasks::counters::counters()
+                .dedupe_hits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return;
+        }
+        if let Some(run_at) = task.run_at.into_iter().chain(task.expires_at).min() {
+            // Work due later: the run-control job plans its wake-up.
+            self.wake_background(run_at.as_datetime());
+        }
+        if task.concurrency_key.is_some() || task.rate_limit_key.is_some() {
+            // Its key may be full: the limits job records that it waits.
+            self.wake_flow_limits(crate::limits::recheck_after(self.now().as_datetime()));
+        }
+    }
+
+    /// `POST /tasks` on the writer's thread: the shared fast path for a
+    /// plain create where statements combine, else the ordinary create.
+    pub(crate) async fn create_task_here(
+        &self,
+        caller: &Caller,
+        request: CreateTask,
+    ) -> Result<(Task, bool)> {
         validate_create(&request)?;
         let now = self.now().as_datetime();
         // A rate key must name a limit: read before, off the writer, unless
@@ -454,18 +479,11 @@ impl ControlPlane {
             // Nothing to look up or record: one INSERT shared with the other
             // plain creates waiting for the writer (tasks::insert).
             let fields = Fields::of(caller.tenant_id, &request, now);
-            let post: Post<TaskRow, Task> = {
-                let caller = caller.clone();
-                Box::new(
-                    move |tx: &mut Tx, row: TaskRow| -> BoxFuture<'_, Result<Task>> {
-                        Box::pin(async move {
-                            record_created(tx, &caller, &row).await?;
-                            row.to_api()
-                        })
-                    },
-                )
-            };
-            return match self.store().combined::<Creates>(fields, post).await? {
+            return match self
+                .store()
+                .combined::<Creates>(fields, created_post(caller))
+                .await?
+            {
                 Combined::Done(task) => Ok((task, false)),
                 // An INSERT of a fresh id always adds its row.
                 Combined::Missed(_) => Err(Error::internal("a combined create added no row")),

@@ -12,6 +12,7 @@ pub(crate) mod acting;
 pub(crate) mod artifacts;
 pub mod counters;
 pub(crate) mod create;
+mod create_batch;
 mod credentials;
 pub(crate) mod handoffs;
 pub(crate) mod insert;

@@ -19,6 +19,11 @@ use uuid::Uuid;
 /// that takes a task meanwhile (a concurrent batch for the same worker) is
 /// then skipped by the claim, which is why the caller reads more agents than
 /// it means to claim for.
+///
+/// The limit is `CAST($3 AS BIGINT)`, not `$3`: SQLite's planner reads a
+/// bare `LIMIT` parameter's value, and a statement whose plan read a
+/// parameter is compiled again at every execution (bench/HISTORY.md items
+/// 37 and 38).
 async fn idle_agents(
     access: &mut impl Access,
     tenant_id: Uuid,
@@ -29,7 +34,7 @@ async fn idle_agents(
         "SELECT a.id FROM agents a WHERE a.tenant_id = $1 AND a.worker_id = $2 \
          AND NOT EXISTS (SELECT 1 FROM tasks h WHERE h.assigned_agent_id = a.id \
            AND h.state IN ('claimed', 'in_progress')) \
-         ORDER BY a.created_at, a.id LIMIT $3",
+         ORDER BY a.created_at, a.id LIMIT CAST($3 AS BIGINT)",
     )
     .bind(tenant_id)
     .bind(worker_id)

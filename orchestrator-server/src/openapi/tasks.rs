@@ -10,6 +10,7 @@ use orchestrator_core::api::workspaces::Artifact;
 pub(super) fn docs() -> Vec<Doc> {
     vec![
         op(M::POST, "/api/v1/tasks", "Create a task", created::<Task>()).body::<CreateTask>(),
+        op(M::POST, "/api/v1/tasks/create-batch", "Create several tasks, each on its own", ok::<Vec<CreatedItem>>()).body::<CreateBatch>(),
         op(M::GET, "/api/v1/tasks", "List tasks", page::<Task>()).query::<TaskFilter>(),
         op(M::POST, "/api/v1/tasks/claim", "Claim a ready task", ok::<Task>()).body::<ClaimTask>().or_no_content(),
         op(M::GET, "/api/v1/tasks/{id}", "Get a task", ok::<Task>()),

@@ -120,6 +120,12 @@ pub(crate) fn table() -> Vec<Route> {
         Route::scoped(M::POST, "/api/v1/tasks/claim", Agent, tasks::claim),
         Route::scoped(
             M::POST,
+            "/api/v1/tasks/create-batch",
+            Agent,
+            tasks::create_batch,
+        ),
+        Route::scoped(
+            M::POST,
             "/api/v1/tasks/complete-batch",
             Agent,
             tasks::complete_batch,

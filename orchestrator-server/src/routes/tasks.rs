@@ -7,9 +7,9 @@ use crate::response::Reply;
 use crate::routes::events;
 use http::StatusCode;
 use orchestrator_core::api::{
-    ClaimCredentials, ClaimTask, CompleteBatch, CompleteTask, CreateHandoff, CreateTask,
-    EventFilter, FailTask, IssueTaskToken, RescheduleTask, StartTask, TaskAction, TaskFilter,
-    TaskHeartbeat,
+    ClaimCredentials, ClaimTask, CompleteBatch, CompleteTask, CreateBatch, CreateHandoff,
+    CreateTask, EventFilter, FailTask, IssueTaskToken, RescheduleTask, StartTask, TaskAction,
+    TaskFilter, TaskHeartbeat,
 };
 use orchestrator_core::tasks::state::TaskOp;
 use std::sync::Arc;
@@ -88,6 +88,14 @@ pub(crate) async fn complete(app: Arc<App>, req: Req) -> Result<Reply, ApiError>
         .complete_task(req.caller()?, req.uuid("id")?, body)
         .await?;
     Ok(req.ok(&task))
+}
+
+/// `POST /tasks/create-batch` (beyond the contract): `200` with one answer
+/// per item, each created or refused on its own.
+pub(crate) async fn create_batch(app: Arc<App>, req: Req) -> Result<Reply, ApiError> {
+    let body: CreateBatch = req.json()?;
+    let answers = app.core.create_batch(req.caller()?, body).await?;
+    Ok(req.ok(&answers))
 }
 
 /// `POST /tasks/complete-batch` (beyond the contract): `200` with one

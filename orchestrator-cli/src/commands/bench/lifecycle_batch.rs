@@ -1,23 +1,26 @@
-//! `orch bench lifecycle --batch N`: the lifecycle on the batched worker
-//! protocol. The tasks are created as in the plain run; then each of the
-//! `--agents` clients is a worker with N agents that loops `claim-batch`
-//! (limit N, started in the same request) and one `complete-batch` of what
-//! it got, until the queue is empty. A task costs its create plus its share
-//! of two requests. The report has the plain run's fields, so the two runs
-//! compare field by field.
+//! `orch bench lifecycle --batch N`: the lifecycle on the batched protocol.
+//! The `--creators` clients create the tasks (the plain run's bodies) N to
+//! a `create-batch` request; then each of the `--agents` clients is a
+//! worker with N agents that loops `claim-batch` (limit N, started in the
+//! same request) and one `complete-batch` of what it got, until the queue
+//! is empty. A task costs its share of three requests. The report has the
+//! plain run's fields, so the two runs compare field by field.
 
 use super::lifecycle::{LifecycleArgs, drain_results};
 use super::stats::Recorder;
-use super::{FirstError, Outcome, Target, create_tasks_with};
+use super::{FirstError, Outcome, Target, join_creators};
 use anyhow::{Context, Result};
 use orchestrator_client::api::{
-    ClaimBatch, CompleteBatch, CompleteBatchItem, RegisterWorker, WorkerAgentSpec,
+    ClaimBatch, CompleteBatch, CompleteBatchItem, CreateBatch, CreateTask, RegisterWorker,
+    WorkerAgentSpec,
 };
 use serde_json::json;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use uuid::Uuid;
 
+const CREATE: &str = "POST /tasks/create-batch";
 const CLAIM: &str = "POST /workers/:id/claim-batch";
 const COMPLETE: &str = "POST /tasks/complete-batch";
 
@@ -51,7 +54,70 @@ async fn register_workers(target: &Target, count: usize, agents: usize) -> Resul
     Ok(ids)
 }
 
-/// The lifecycle with the drain on `claim-batch` / `complete-batch`.
+/// Creates `count` tasks, `batch` to a `create-batch` request, from
+/// `creators` clients at once; the ids of those created.
+async fn create_batched(
+    target: &Target,
+    count: usize,
+    creators: usize,
+    batch: usize,
+    recorder: &mut Recorder,
+    errors: &Arc<FirstError>,
+) -> Vec<Uuid> {
+    let bar = target.progress(count as u64, "create-batch");
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut handles = Vec::new();
+    for _ in 0..creators {
+        let (client, next, bar, errors) = (
+            target.client.clone(),
+            next.clone(),
+            bar.clone(),
+            errors.clone(),
+        );
+        handles.push(tokio::spawn(async move {
+            let mut local = Recorder::new();
+            let mut ids = Vec::new();
+            loop {
+                let first = next.fetch_add(batch, Ordering::Relaxed);
+                if first >= count {
+                    break;
+                }
+                let items = (first..count.min(first + batch))
+                    .map(|i| CreateTask {
+                        title: format!("bench task {i}"),
+                        task_type: "analysis".into(),
+                        input: Some(json!({ "n": i })),
+                        ..Default::default()
+                    })
+                    .collect::<Vec<_>>();
+                let sent = items.len() as u64;
+                let t = Instant::now();
+                match client.tasks().create_batch(&CreateBatch { items }).await {
+                    Ok(answers) => {
+                        local.record(CREATE, t.elapsed());
+                        for answer in answers {
+                            match answer.task {
+                                Some(task) => ids.push(task.id),
+                                None => local.errors += 1,
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        local.errors += 1;
+                        errors.note(&e);
+                    }
+                }
+                bar.inc(sent);
+            }
+            (local, ids)
+        }));
+    }
+    let ids = join_creators(handles, count, recorder).await;
+    bar.finish_and_clear();
+    ids
+}
+
+/// The lifecycle on `create-batch`, `claim-batch` and `complete-batch`.
 pub async fn run(target: &Target, args: &LifecycleArgs, batch: usize) -> Result<Outcome> {
     let creators = args.creators.unwrap_or(args.agents).max(1);
     let errors = Arc::new(FirstError::default());
@@ -59,8 +125,7 @@ pub async fn run(target: &Target, args: &LifecycleArgs, batch: usize) -> Result<
     let mut recorder = Recorder::new();
 
     let started = Instant::now();
-    let created =
-        create_tasks_with(target, args.tasks, creators, &mut recorder, &errors, None).await;
+    let created = create_batched(target, args.tasks, creators, batch, &mut recorder, &errors).await;
     let create_time = started.elapsed();
 
     let drain_started = Instant::now();
@@ -148,7 +213,7 @@ pub async fn run(target: &Target, args: &LifecycleArgs, batch: usize) -> Result<
     let total = started.elapsed();
     errors.report();
 
-    let requests = created.len() as u64 + recorder.count(CLAIM) + recorder.count(COMPLETE);
+    let requests = recorder.count(CREATE) + recorder.count(CLAIM) + recorder.count(COMPLETE);
     let results = drain_results(
         created.len() as u64,
         completed,

@@ -419,6 +419,18 @@ pub async fn create_tasks_with(
             (local, ids)
         }));
     }
+    let ids = join_creators(handles, count, recorder).await;
+    bar.finish_and_clear();
+    ids
+}
+
+/// The ids the creating clients made, their records merged into
+/// `recorder`.
+pub(super) async fn join_creators(
+    handles: Vec<tokio::task::JoinHandle<(stats::Recorder, Vec<uuid::Uuid>)>>,
+    count: usize,
+    recorder: &mut stats::Recorder,
+) -> Vec<uuid::Uuid> {
     let mut ids = Vec::with_capacity(count);
     for handle in handles {
         if let Ok((local, mine)) = handle.await {
@@ -426,6 +438,5 @@ pub async fn create_tasks_with(
             ids.extend(mine);
         }
     }
-    bar.finish_and_clear();
     ids
 }

@@ -68,6 +68,14 @@ pub enum TasksCommand {
     ResolveEscalation(FeedbackArgs),
     /// Create a pending task.
     Create(Box<CreateArgs>),
+    /// Create several tasks in one request (`POST /tasks/create-batch`):
+    /// a JSON array of `POST /tasks` bodies (1 to 256); each is created or
+    /// refused on its own, and the table says which.
+    #[command(
+        name = "create-batch",
+        after_help = "Examples:\n  orch tasks create-batch tasks.json\n  echo '[{\"title\":\"a\",\"type\":\"analysis\"},{\"title\":\"b\",\"type\":\"code\"}]' | orch tasks create-batch -"
+    )]
+    CreateBatch(CreateBatchArgs),
     /// Claim the next task for an agent (prints nothing and exits 0 when none).
     Claim(ClaimArgs),
     /// Start a claimed task (as its agent).
@@ -321,6 +329,13 @@ pub struct CompleteBatchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CreateBatchArgs {
+    /// A file holding a JSON array of task bodies, or `-` for standard
+    /// input.
+    pub path: String,
+}
+
+#[derive(Debug, Args)]
 pub struct FailArgs {
     /// The task: its id, a unique id prefix or its short id (the last 8 hex
     /// digits, as listings show).
@@ -397,6 +412,7 @@ impl TasksCommand {
             Self::Heartbeat(a) => Some(&a.id),
             Self::List(_)
             | Self::Create(_)
+            | Self::CreateBatch(_)
             | Self::Claim(_)
             | Self::Artifacts(_)
             | Self::CompleteBatch(_) => None,

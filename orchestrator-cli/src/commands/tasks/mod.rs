@@ -10,8 +10,8 @@ pub use args::*;
 use orchestrator_client::TaskOperation;
 use orchestrator_client::api::{
     BulkActionKind, BulkTarget, ClaimTask, CompleteBatch, CompleteBatchItem, CompleteTask,
-    CreateTask, FailTask, Priority, StartTask, Task, TaskAction, TaskError, TaskFilter, TaskKind,
-    TaskState,
+    CreateBatch, CreateTask, FailTask, Priority, StartTask, Task, TaskAction, TaskError,
+    TaskFilter, TaskKind, TaskState,
 };
 use uuid::Uuid;
 
@@ -280,6 +280,31 @@ pub async fn run(global: &GlobalOpts, command: TasksCommand) -> anyhow::Result<(
         },
         TasksCommand::Heartbeat(args) => {
             return task_run_control::heartbeat(global, &tasks, id, args).await;
+        }
+        TasksCommand::CreateBatch(args) => {
+            let text = crate::commands::read_path_or_stdin(&args.path)?;
+            let items: Vec<CreateTask> = serde_json::from_str(&text)
+                .map_err(|e| output::usage(format!("not a JSON array of task bodies: {e}")))?;
+            let answers = tasks.create_batch(&CreateBatch { items }).await?;
+            output::emit(global.format(), &answers, || {
+                let mut t = table(&["#", "task", "state", "error"]);
+                for (i, a) in answers.iter().enumerate() {
+                    t.add_row(vec![
+                        i.to_string(),
+                        a.task
+                            .as_ref()
+                            .map(|t| t.id.to_string())
+                            .unwrap_or_default(),
+                        opt(&a.task.as_ref().map(|t| t.state)),
+                        a.error
+                            .as_ref()
+                            .map(|e| format!("{}: {}", e.code.as_str(), e.message))
+                            .unwrap_or_default(),
+                    ]);
+                }
+                t
+            });
+            return Ok(());
         }
         TasksCommand::CompleteBatch(args) => {
             let items: Vec<CompleteBatchItem> = match args.items {
