@@ -296,6 +296,29 @@ impl Error {
         self.to_string()
     }
 
+    /// A batch request's item count checked against
+    /// [`crate::api::batch::MAX_BATCH`]: 1 to 256 `items`, else a 422
+    /// naming the field (`create-batch`, `complete-batch`).
+    pub(crate) fn check_batch_items(len: usize) -> Result<()> {
+        if len == 0 || len as i64 > crate::api::batch::MAX_BATCH {
+            return Err(Error::schema_field("items", "must hold 1 to 256 items"));
+        }
+        Ok(())
+    }
+
+    /// The `error` of one refused item of a batch request (`what` names the
+    /// item, e.g. `task_id=...`); a server fault is logged here, as the
+    /// server logs a failed request's.
+    pub(crate) fn item_body(&self, what: &dyn std::fmt::Display) -> crate::api::ErrorBody {
+        if matches!(
+            self,
+            Error::Internal(_) | Error::Unavailable(_) | Error::StorageFull(_)
+        ) {
+            tracing::error!(item = %what, error = %self, "a batch item failed");
+        }
+        self.body()
+    }
+
     /// The envelope's `error` for this error, as the server renders it; the
     /// batch routes answer it per refused item.
     pub fn body(&self) -> crate::api::ErrorBody {

@@ -24,8 +24,7 @@
 
 use super::fast_path::Completions;
 use super::holder::completion_item;
-use crate::api::batch::MAX_BATCH;
-use crate::api::{CompleteBatch, CompleteTask, CompletedItem, ErrorBody, Task};
+use crate::api::{CompleteBatch, CompleteTask, CompletedItem, Task};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -34,15 +33,13 @@ use uuid::Uuid;
 impl ControlPlane {
     /// `POST /tasks/complete-batch`: one answer per item, in the items'
     /// order (module docs). Only a malformed request as a whole (no items,
-    /// more than [`MAX_BATCH`]) is refused.
+    /// more than [`crate::api::batch::MAX_BATCH`]) is refused.
     pub async fn complete_batch(
         &self,
         caller: &Caller,
         request: CompleteBatch,
     ) -> Result<Vec<CompletedItem>> {
-        if request.items.is_empty() || request.items.len() as i64 > MAX_BATCH {
-            return Err(Error::schema_field("items", "must hold 1 to 256 items"));
-        }
+        Error::check_batch_items(request.items.len())?;
         let (this, caller) = (self.clone(), caller.clone());
         self.store()
             .on_writer(async move { this.complete_batch_here(&caller, request).await })
@@ -134,19 +131,6 @@ fn refused(task_id: Uuid, error: &Error) -> CompletedItem {
     CompletedItem {
         task_id,
         state: None,
-        error: Some(error_body(task_id, error)),
+        error: Some(error.item_body(&format_args!("task_id={task_id}"))),
     }
-}
-
-/// The error envelope's body for one refused item, as the one-task route
-/// would render it; an internal fault is logged here, as the server logs a
-/// request's.
-fn error_body(task_id: Uuid, error: &Error) -> ErrorBody {
-    if matches!(
-        error,
-        Error::Internal(_) | Error::Unavailable(_) | Error::StorageFull(_)
-    ) {
-        tracing::error!(%task_id, %error, "a complete-batch item failed");
-    }
-    error.body()
 }

@@ -25,8 +25,7 @@
 
 use super::create::{created_post, validate_create};
 use super::insert::{Creates, Fields};
-use crate::api::batch::MAX_BATCH;
-use crate::api::{CreateBatch, CreateTask, CreatedItem, ErrorBody, Task};
+use crate::api::{CreateBatch, CreateTask, CreatedItem, Task};
 use crate::caller::Caller;
 use crate::control_plane::ControlPlane;
 use crate::error::{Error, Result};
@@ -34,15 +33,13 @@ use crate::error::{Error, Result};
 impl ControlPlane {
     /// `POST /tasks/create-batch`: one answer per item, in the items' order
     /// (module docs). Only a malformed request as a whole (no items, more
-    /// than [`MAX_BATCH`]) is refused.
+    /// than [`crate::api::batch::MAX_BATCH`]) is refused.
     pub async fn create_batch(
         &self,
         caller: &Caller,
         request: CreateBatch,
     ) -> Result<Vec<CreatedItem>> {
-        if request.items.is_empty() || request.items.len() as i64 > MAX_BATCH {
-            return Err(Error::schema_field("items", "must hold 1 to 256 items"));
-        }
+        Error::check_batch_items(request.items.len())?;
         let (this, writer_caller) = (self.clone(), caller.clone());
         let answers = self
             .store()
@@ -121,19 +118,11 @@ fn created(task: Task, deduplicated: bool) -> CreatedItem {
     }
 }
 
-/// The answer for an item that was refused; an internal fault is logged
-/// here, as the server logs a request's.
+/// The answer for an item that was refused.
 fn refused(index: usize, error: &Error) -> CreatedItem {
-    if matches!(
-        error,
-        Error::Internal(_) | Error::Unavailable(_) | Error::StorageFull(_)
-    ) {
-        tracing::error!(index, %error, "a create-batch item failed");
-    }
-    let body: ErrorBody = error.body();
     CreatedItem {
         task: None,
         deduplicated: None,
-        error: Some(body),
+        error: Some(error.item_body(&format_args!("index={index}"))),
     }
 }
