@@ -300,8 +300,12 @@ impl Error {
     /// [`crate::api::batch::MAX_BATCH`]: 1 to 256 `items`, else a 422
     /// naming the field (`create-batch`, `complete-batch`).
     pub(crate) fn check_batch_items(len: usize) -> Result<()> {
-        if len == 0 || len as i64 > crate::api::batch::MAX_BATCH {
-            return Err(Error::schema_field("items", "must hold 1 to 256 items"));
+        use crate::api::batch::MAX_BATCH;
+        if len == 0 || len as i64 > MAX_BATCH {
+            return Err(Error::schema_field(
+                "items",
+                format!("must hold 1 to {MAX_BATCH} items"),
+            ));
         }
         Ok(())
     }
