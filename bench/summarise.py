@@ -37,6 +37,18 @@ def load(out, name):
         return None
 
 
+def claim_latency_runs(out, backend):
+    """The open-loop claim-latency runs of a backend, by their p99 (a set
+    runs several: one run's p99 turns on whether the host paused during its
+    ten seconds), and the run with the median p99 (the one reported)."""
+    runs = [r for r in (load(out, p.name) for p in sorted(out.glob(f"{backend}-claim-latency-*.json")))
+            if r and r.get("results", {}).get("claim_p99_ms") is not None]
+    if not runs:
+        return [], load(out, f"{backend}-claim-latency.json")
+    runs.sort(key=lambda r: r["results"]["claim_p99_ms"])
+    return [r["results"]["claim_p99_ms"] for r in runs], runs[(len(runs) - 1) // 2]
+
+
 def pgbench_tps(out, name="postgres-raw.txt"):
     path = out / name
     if not path.exists():
@@ -148,14 +160,15 @@ def collect(out):
     out = pathlib.Path(out)
     data = {}
     for backend in BACKENDS:
-        reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "claim-latency", "ingest", "stream", "limits",
+        reports = {w: load(out, f"{backend}-{w}.json") for w in ("noop", "lifecycle", "ingest", "stream", "limits",
                                                                 "lifecycle-batch", "lifecycle-scale",
                                                                 "lifecycle-retention")}
+        claim_p99s, reports["claim-latency"] = claim_latency_runs(out, backend)
         rows = baselines(out, backend)
         ingest = ingest_baselines(out, backend)
         if not any(reports.values()) and not rows:
             continue
-        data[backend] = dict(reports=reports, baselines=rows, ingest_baselines=ingest)
+        data[backend] = dict(reports=reports, baselines=rows, ingest_baselines=ingest, claim_p99s=claim_p99s)
     return data
 
 
@@ -288,7 +301,9 @@ def figures_table(backend, d):
     if claim:
         res = claim["results"]
         print(f"| claim max rate (closed loop, claim+complete)/s | {f(res['max_rate_per_s'])} | - | - |")
-        print(f"| claim p50 / p99 ms at {f(res['target_rate_per_s'])}/s (half max, open loop) | {res['claim_p50_ms']} / {res['claim_p99_ms']} | p99 <= {t['claim_p99']} | - |")
+        runs = d["claim_p99s"]
+        note = f"p99 of the {len(runs)} runs: {' / '.join(str(x) for x in runs)} ms; the median run shown" if len(runs) > 1 else "-"
+        print(f"| claim p50 / p99 ms at {f(res['target_rate_per_s'])}/s (half max, open loop) | {res['claim_p50_ms']} / {res['claim_p99_ms']} | p99 <= {t['claim_p99']} | {note} |")
     if ingest:
         res = ingest["results"]
         lat = ingest["latency_ms"].get("POST /logs/ingest", {})

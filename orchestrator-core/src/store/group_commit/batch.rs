@@ -35,6 +35,9 @@ pub(super) struct Batch {
     pub(super) id: u64,
     pub(super) started: Instant,
     pub(super) members: usize,
+    /// Turns that joined (requests; a combined statement, which carries
+    /// several members, is one).
+    pub(super) turns: usize,
     pub(super) events: Vec<Event>,
     pub(super) deferred: Vec<Deferred>,
     pub(super) logs_written: bool,

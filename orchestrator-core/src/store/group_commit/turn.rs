@@ -147,6 +147,7 @@ fn join(
         .as_mut()
         .expect("a request's statements run in an open batch");
     batch.members += members;
+    batch.turns += 1;
     batch.events.extend(events);
     batch.deferred.extend(deferred);
     batch.logs_written |= logs_written;

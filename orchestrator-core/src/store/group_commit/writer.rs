@@ -73,6 +73,7 @@ impl Writer {
             policy: Policy {
                 max_batch: policy.max_batch.max(1),
                 max_delay,
+                split_queue: matches!(opener, Opener::Sqlite(_)),
             },
             opener,
             buses,
@@ -159,6 +160,7 @@ impl Writer {
                 id: self.next_batch.fetch_add(1, SeqCst),
                 started: Instant::now(),
                 members: 0,
+                turns: 0,
                 events: Vec::new(),
                 deferred: Vec::new(),
                 logs_written: false,
@@ -198,7 +200,8 @@ impl Writer {
     }
 
     /// Ends a turn: commits the batch when nobody is waiting for the writer
-    /// (or the batch is full or old), else leaves it open for the next.
+    /// (or the batch is full, old or split off: [`Writer::passes_on`]),
+    /// else leaves it open for the next.
     pub(super) async fn end_turn(&self, slot: &mut Slot) {
         if !self.passes_on(slot) {
             self.commit_batch(slot).await;
@@ -206,12 +209,15 @@ impl Writer {
     }
 
     /// Whether the open batch stays open for a request waiting for the
-    /// writer (it is neither full nor old).
+    /// writer (it is neither full nor old, nor, on SQLite, as large as the
+    /// queue behind it: [`Policy::splits`]).
     pub(super) fn passes_on(&self, slot: &Slot) -> bool {
         slot.batch.as_ref().is_some_and(|batch| {
-            self.waiting.load(SeqCst) > 0
+            let waiting = self.waiting.load(SeqCst);
+            waiting > 0
                 && batch.members < self.policy.max_batch
                 && batch.started.elapsed() < self.policy.max_delay
+                && !self.policy.splits(batch.turns, waiting)
         })
     }
 
