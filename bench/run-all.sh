@@ -131,7 +131,7 @@ for backend in $BACKENDS; do
   run "$backend" lifecycle-retention lifecycle --tasks "$TASKS" --agents "$AGENTS" --preload "$PRELOAD" --retention
   # Claim latency three times: one run's p99 turns on whether the host
   # paused during its ten seconds (6 to 135 ms in the sets of one week,
-  # 10 to 37 ms in runs of one build at one rate on one afternoon); the
+  # 6 to 41 ms in runs of one build at about one rate within an hour); the
   # summary reports the run with the median p99 and lists all three.
   for i in 1 2 3; do
     run "$backend" "claim-latency-$i" claim-latency --duration "$SECONDS_PER_RUN"
