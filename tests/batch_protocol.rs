@@ -930,7 +930,19 @@ async fn started_batch_takes_and_frees_a_slot(server: TestServer) {
 
 #[tokio::test]
 async fn thirty_two_concurrent_batch_claimers_keep_one_task_per_agent() {
-    let server = TestServer::start().await;
+    batch_claimers_keep_one_task_per_agent(TestServer::start().await).await;
+}
+
+/// The same on two writer connections: on PostgreSQL the completions'
+/// combined statements then run on a writer of their own, beside the other
+/// writes, in batches open at the same time.
+#[tokio::test]
+async fn thirty_two_concurrent_batch_claimers_on_two_writers_keep_one_task_per_agent() {
+    let server = TestServer::start_with(|config| config.core.db_writers = 2).await;
+    batch_claimers_keep_one_task_per_agent(server).await;
+}
+
+async fn batch_claimers_keep_one_task_per_agent(server: TestServer) {
     let admin = server.admin();
     const WORKERS: usize = 4;
     const AGENTS: usize = 16;

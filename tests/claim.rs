@@ -4,7 +4,8 @@
 use orchestrator_client::Client;
 use orchestrator_client::TaskOperation;
 use orchestrator_client::api::{
-    ClaimTask, CreateTask, ExecutionMode, Priority, RegisterAgent, TaskAction, TaskKind,
+    ClaimTask, CreateTask, ExecutionMode, Priority, RegisterAgent, StartTask, TaskAction, TaskKind,
+    TaskState,
 };
 use orchestrator_tests::TestServer;
 use reqwest::StatusCode;
@@ -227,9 +228,29 @@ async fn routing_tags_priority_order_preferred_assignee_and_one_active_task() {
 
 #[tokio::test]
 async fn sixty_four_claimers_over_two_thousand_tasks_claim_each_exactly_once() {
+    let server = TestServer::start_with(|config| config.core.max_connections = 16).await;
+    claimers_claim_each_exactly_once(server, false).await;
+}
+
+/// The same on two writer connections, each task started before it is
+/// completed: on PostgreSQL the combined claims then run on one writer and
+/// the combined starts and completions on the other, in batches open at
+/// the same time.
+#[tokio::test]
+async fn sixty_four_claimers_on_two_writers_claim_start_and_complete_each_exactly_once() {
+    let server = TestServer::start_with(|config| {
+        config.core.max_connections = 16;
+        config.core.db_writers = 2;
+    })
+    .await;
+    claimers_claim_each_exactly_once(server, true).await;
+}
+
+/// 64 agents claim (and start, with `start`) and complete 2,000 tasks at
+/// once: each task is claimed exactly once, and none is left pending.
+async fn claimers_claim_each_exactly_once(server: TestServer, start: bool) {
     const TASKS: usize = 2_000;
     const CLAIMERS: usize = 64;
-    let server = TestServer::start_with(|config| config.core.max_connections = 16).await;
     let admin = server.admin();
 
     let created = Arc::new(tokio::sync::Semaphore::new(32));
@@ -276,6 +297,14 @@ async fn sixty_four_claimers_over_two_thousand_tasks_claim_each_exactly_once() {
                     Some(task) => {
                         assert_eq!(task.assigned_agent_id, Some(agent_id));
                         mine.push(task.id);
+                        if start {
+                            let request = StartTask {
+                                agent_id: Some(agent_id),
+                                ..Default::default()
+                            };
+                            let started = admin.tasks().start(task.id, &request).await.unwrap();
+                            assert_eq!(started.state, TaskState::InProgress);
+                        }
                         admin
                             .tasks()
                             .complete(

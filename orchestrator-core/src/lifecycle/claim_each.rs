@@ -150,4 +150,6 @@ impl Combine for Claims {
     fn alone_after(error: &Error) -> bool {
         matches!(error, Error::Conflict { .. })
     }
+
+    const WRITER: usize = 0;
 }

@@ -31,11 +31,15 @@
 //! The leader is a spawned task: a request whose client goes away cannot
 //! leave the others in its queue unanswered, nor a statement half answered.
 //!
-//! Waiting requests are combined only on PostgreSQL, where turns run
-//! unguarded ([`Store::combines`]: one writer), since the statement runs
-//! without a savepoint, as an unguarded request's does: a follow-up that
-//! fails fails the whole batch, and every request in it is told to retry
-//! (nothing of it was acknowledged). Follow-ups fail only on database
+//! Waiting requests are combined only on PostgreSQL ([`Store::combines`]).
+//! With one writer the statement runs without a savepoint, as an
+//! unguarded request's does: a follow-up that fails fails the whole batch,
+//! and every request in it is told to retry (nothing of it was
+//! acknowledged). With several, each kind's leader takes a writer of its
+//! own ([`Combine::WRITER`]) and its turn is guarded: one savepoint for the
+//! whole group, so a failure (a deadlock with another writer's open batch
+//! among them) rolls back only the group, whose requests are told to retry
+//! and which the server runs once more. Follow-ups fail only on database
 //! errors. The items of one batch request (`complete-batch`) are served
 //! together on SQLite as well ([`Store::combined_together`]): one request's
 //! items, one leader's turn.
@@ -73,6 +77,13 @@ pub(crate) trait Combine: Send + Sync + 'static {
         let _ = error;
         false
     }
+    /// The writer this kind's leader takes where a store has several (its
+    /// index, modulo their number). Claims take the first and every other
+    /// kind the second, so on two writers the claims' batch runs on one
+    /// backend while the starts', completions' and creates' runs on the
+    /// other: the one writer's backend waits for every round trip and
+    /// leaves the machine a third idle (bench/HISTORY.md items 45 and 48).
+    const WRITER: usize = 1;
 }
 
 /// What a served request does in the leader's transaction once its row has
@@ -159,9 +170,12 @@ impl Combiners {
 
 impl Store {
     /// Whether this store combines statements ([`combine`](self)): a
-    /// PostgreSQL store with one writer, whose turns may run without a
-    /// savepoint, and group commit on (a combined statement's requests
-    /// share its commit, which `max_batch = 1` rules out). SQLite does not:
+    /// PostgreSQL store with group commit on (a combined statement's
+    /// requests share its commit, which `max_batch = 1` rules out). With
+    /// one writer the leader's turn runs without a savepoint; with several,
+    /// under one savepoint for the group (they measured 0.31x of one writer
+    /// when every request took its own turn instead, bench/HISTORY.md
+    /// item 47). SQLite does not:
     /// its statements are calls into the same process, and combining
     /// waiting requests through a JSON list measured no faster
     /// (BENCHMARKS.md item 14: 0.86x and 0.96x of the single-row
@@ -170,9 +184,7 @@ impl Store {
     /// ([`Store::combined_together`]: 1.08x, item 28).
     pub(crate) fn combines(&self) -> bool {
         let writers = self.writers();
-        self.dialect() == super::Dialect::Postgres
-            && writers.unguarded_turns()
-            && writers.share_commits()
+        self.dialect() == super::Dialect::Postgres && writers.share_commits()
     }
 
     /// Runs a request's fast path, `C`'s statement for `item` and then
@@ -294,7 +306,7 @@ impl Store {
 
 /// The leader: waits for a turn, then serves the whole queue in it.
 async fn serve<C: Combine>(store: Store, line: Arc<Line<C>>) {
-    let begun = store.begin_unguarded().await;
+    let begun = store.begin_unguarded_on(C::WRITER).await;
     let entries = {
         let mut queue = line.lock();
         queue.leading = false;
@@ -325,7 +337,8 @@ async fn serve_entries<C: Combine>(store: &Store, begun: Result<Tx>, entries: Ve
     let rows = match C::run(&mut tx, &items).await {
         Ok(rows) => rows,
         Err(e) => {
-            // Dropping the unguarded transaction rolls its batch back.
+            // Dropping the transaction rolls back its savepoint or, if it
+            // ran unguarded, its whole batch.
             drop(tx);
             if C::alone_after(&e) {
                 for (_, reply) in rest {

@@ -197,20 +197,31 @@ impl Store {
         self.turn(writers, true).await
     }
 
+    /// [`Store::begin_unguarded`] on the writer of index `writer` (modulo
+    /// their number) where the store has several ([`Writers::begin_on`]).
+    pub(crate) async fn begin_unguarded_on(&self, writer: usize) -> Result<Tx> {
+        self.health.check()?;
+        Ok(self.tx(self.writers().begin_on(writer, false).await?))
+    }
+
     async fn begin_turn(&self, guarded: bool) -> Result<Tx> {
         self.turn(self.writers(), guarded).await
     }
 
     async fn turn(&self, writers: &Writers, guarded: bool) -> Result<Tx> {
         self.health.check()?;
-        Ok(Tx {
-            turn: writers.begin(guarded).await?,
+        Ok(self.tx(writers.begin(guarded).await?))
+    }
+
+    fn tx(&self, turn: Turn) -> Tx {
+        Tx {
+            turn,
             pending: Vec::new(),
             deferred: Vec::new(),
             logs_written: false,
             members: 1,
             clock: self.clock.clone(),
-        })
+        }
     }
 
     /// Runs a hot write (task create, claim, start, complete, fail; a log

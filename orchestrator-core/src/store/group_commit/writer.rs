@@ -34,7 +34,7 @@ pub(crate) struct Writer {
     pub(super) opener: Opener,
     pub(super) buses: Arc<Buses>,
     /// Whether turns may run without a savepoint (`group_commit` module docs).
-    pub(super) unguarded_turns: bool,
+    unguarded_turns: bool,
 }
 
 /// Decrements a counter when dropped (a cancelled wait counts out too).

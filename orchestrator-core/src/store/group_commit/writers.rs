@@ -25,12 +25,6 @@ impl Writers {
         self.list.len()
     }
 
-    /// Whether turns may run without a savepoint here: one writer that
-    /// allows them (`group_commit` module docs).
-    pub(crate) fn unguarded_turns(&self) -> bool {
-        matches!(&self.list[..], [only] if only.unguarded_turns)
-    }
-
     /// Whether requests may share a commit here: group commit is on
     /// (`max_batch` above 1) on every writer.
     pub(crate) fn share_commits(&self) -> bool {
@@ -63,6 +57,14 @@ impl Writers {
             .min_by_key(|w| w.queue_len())
             .expect("at least one writer");
         least_busy.begin(None, guarded).await
+    }
+
+    /// A turn on the writer of index `index` (modulo their number), waiting
+    /// for it if it is busy: for work that keeps to one writer of several
+    /// ([`crate::store::combine`]'s kinds).
+    pub(crate) async fn begin_on(&self, index: usize, guarded: bool) -> Result<Turn> {
+        let writer = &self.list[index % self.list.len()];
+        writer.begin(writer.try_take(), guarded).await
     }
 
     pub(crate) async fn flush(&self) {
