@@ -167,11 +167,12 @@ async fn embedded_bench_starts_its_own_server_and_reports_its_memory() {
     assert!(report["server"]["pid"].as_u64().is_some());
 }
 
-/// `lifecycle --preload N` runs the lifecycle on the empty database, copies
-/// N finished tasks with their events and log rows into it (here 50 from a
-/// template of 20: two whole copies and half of one), and runs it again:
-/// the copies are history, never claimed, and both runs' figures are in
-/// the report.
+/// `lifecycle --preload N` runs the lifecycle three times on the empty
+/// database, copies N finished tasks with their events and log rows into it
+/// (here 150 from a template of the three runs' 60: two whole copies and
+/// half of one), and runs it three times again: the copies are history,
+/// never claimed, and both phases' figures are in the report, the compared
+/// ones the medians of their runs.
 #[tokio::test]
 async fn preload_writes_history_between_two_lifecycle_runs() {
     let embedded = embedded_backend();
@@ -183,7 +184,7 @@ async fn preload_writes_history_between_two_lifecycle_runs() {
         "--agents",
         "2",
         "--preload",
-        "50",
+        "150",
         "--embedded",
         &embedded,
         "-o",
@@ -192,24 +193,53 @@ async fn preload_writes_history_between_two_lifecycle_runs() {
     ];
     let report = json(&orch_with(&args, &[]).await);
     let results = &report["results"];
-    assert_eq!(report["parameters"]["preload"], 50);
-    assert_eq!(results["preloaded_tasks"], 50, "{report}");
+    assert_eq!(report["parameters"]["preload"], 150);
+    assert_eq!(report["parameters"]["phase_runs"], 3, "{report}");
+    assert_eq!(results["preloaded_tasks"], 150, "{report}");
     // Every finished task has its created, claimed, started and completed
     // events and platform log rows of its transitions.
     assert!(
-        results["preloaded_events"].as_u64().unwrap() >= 4 * 50,
+        results["preloaded_events"].as_u64().unwrap() >= 4 * 150,
         "{report}"
     );
     assert!(
-        results["preloaded_logs"].as_u64().unwrap() >= 50,
+        results["preloaded_logs"].as_u64().unwrap() >= 150,
         "{report}"
     );
-    // The second run drained its own 20 tasks and nothing of the history.
+    // The loaded run reported drained its own 20 tasks and nothing of the
+    // history.
     assert_eq!(results["tasks_completed"], 20, "{report}");
     assert_eq!(report["errors"], 0, "{report}");
     assert!(results["empty_tasks_per_s"].as_f64().unwrap() > 0.0);
     assert!(results["scale_ratio"].as_f64().unwrap() > 0.0);
     assert!(report["latency_ms"]["empty POST /tasks/claim"].is_object());
+    // Three runs a phase; the compared figures are their medians, and the
+    // run that stands for a phase is the one of median rate.
+    let runs = |key: &str| -> Vec<f64> {
+        let values: Vec<f64> = results[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("{key}: {report}"))
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(values.len(), 3, "{key}: {report}");
+        values
+    };
+    let middle = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[1]
+    };
+    let figure = |key: &str| results[key].as_f64().unwrap();
+    assert_eq!(figure("claim_p99_ms"), middle(runs("claim_p99_ms_runs")));
+    assert_eq!(
+        figure("empty_claim_p99_ms"),
+        middle(runs("empty_claim_p99_ms_runs"))
+    );
+    assert_eq!(figure("tasks_per_s"), middle(runs("tasks_per_s_runs")));
+    assert_eq!(
+        figure("empty_tasks_per_s"),
+        middle(runs("empty_tasks_per_s_runs"))
+    );
 }
 
 /// `--retention`: the history is aged past a one-day retention, the server
@@ -238,6 +268,8 @@ async fn preload_with_retention_reports_the_purge_of_the_aged_history() {
     let report = json(&orch_with(&args, &[]).await);
     let results = &report["results"];
     assert_eq!(report["parameters"]["retention"], true, "{report}");
+    // One run a phase: the second measures the sweep while it runs.
+    assert_eq!(report["parameters"]["phase_runs"], 1, "{report}");
     // The first run's 20 tasks and the 50 copies were aged and deleted.
     assert_eq!(results["retention_aged_tasks"], 70, "{report}");
     assert!(

@@ -34,9 +34,10 @@ pub struct LifecycleArgs {
     /// by one of them.
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=50))]
     pub batch: Option<u16>,
-    /// Run twice on one server: on the empty database, then again after
-    /// writing N finished tasks (with their events and log rows) straight
-    /// into its database; reports both rates and their ratio
+    /// Run on one server on the empty database, then again after writing N
+    /// finished tasks (with their events and log rows) straight into its
+    /// database; each phase runs three times (once with --retention), and
+    /// the report compares their medians: both rates and their ratio
     /// (`scale_ratio`), and both claim p99s (`claim_p99_ratio`). Needs
     /// `--embedded`.
     #[arg(long, value_name = "N")]
