@@ -6,7 +6,7 @@
 //! p99s and theirs. Each phase runs [`PHASE_RUNS`] times and the figures
 //! compared are the runs' medians.
 //!
-//! The preloaded rows are copies of the first run's finished tasks, events
+//! The preloaded rows are copies of the empty phase's finished tasks, events
 //! and log rows (every column as the server wrote it, new ids), made by the
 //! database itself (`INSERT ... SELECT`): as fast as the engine allows, and
 //! shaped like real history rather than like a guess at it. One copy of the
