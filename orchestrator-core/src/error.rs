@@ -415,7 +415,21 @@ pub fn text_fault(message: &str) -> Option<DbFault> {
 #[error("the write batch failed before its commit was sent: {0}")]
 pub struct NotCommitted(pub String);
 
+/// The message of a request the database rolled back because of another
+/// transaction ([`Error::is_race`]).
+const RACED: &str = "the request raced a concurrent change and was rolled back";
+
 impl Error {
+    /// Whether the database rolled the request's statement back because of
+    /// another transaction: a deadlock, a serialization failure, or a row
+    /// lock waited for past the `lock_timeout` of a writer that gives way
+    /// (`crate::store::PG_GIVE_WAY_AFTER`); SQLite: busy. Its savepoint
+    /// rolled back with it, so nothing of it was written and it can run
+    /// again once the other transaction has committed.
+    pub(crate) fn is_race(&self) -> bool {
+        matches!(self, Self::Conflict { message, .. } if message == RACED)
+    }
+
     /// Whether the request failed in a write batch that never sent its
     /// commit ([`NotCommitted`]): it wrote nothing and may run again.
     pub fn nothing_committed(&self) -> bool {
@@ -464,15 +478,19 @@ impl From<sqlx::Error> for Error {
             return Self::from_fault(fault, error);
         }
         match error {
-            // PostgreSQL gave up on this transaction because of another one
-            // (deadlock detected, serialization failure; SQLite: busy): a
-            // concurrent change the caller can retry, not a bug. Nothing was
-            // written, since the transaction rolled back.
+            // PostgreSQL gave up on this statement because of another
+            // transaction (deadlock detected, serialization failure, a lock
+            // waited for past a writer's `lock_timeout`; SQLite: busy): a
+            // concurrent change the caller can retry, not a bug. Nothing of
+            // the request was written, since its savepoint rolled back.
             sqlx::Error::Database(ref db)
-                if matches!(db.code().as_deref(), Some("40P01" | "40001" | "5" | "517")) =>
+                if matches!(
+                    db.code().as_deref(),
+                    Some("40P01" | "40001" | "55P03" | "5" | "517")
+                ) =>
             {
                 Self::Conflict {
-                    message: "the request raced a concurrent change and was rolled back".into(),
+                    message: RACED.into(),
                     hint: Some("retry the request".into()),
                 }
             }

@@ -262,11 +262,21 @@ impl Metrics {
         )
         .expect("valid metric");
         combined_requests.inc_by(batches.combined_requests);
+        let gave_way = IntCounter::new(
+            "orch_db_write_give_ways_total",
+            "Writes that waited for a row lock too long on a PostgreSQL writer \
+             other than the first, were rolled back and ran again on the first \
+             (a combined group of starts, completions or creates, or a \
+             claim-batch batch)",
+        )
+        .expect("valid metric");
+        gave_way.inc_by(batches.gave_way);
         let mut counters = vec![
             write_batches,
             write_requests,
             combined_statements,
             combined_requests,
+            gave_way,
         ];
         // Run control (issue 30): what this process did.
         let run_control = orchestrator_core::tasks::counters::counters();

@@ -36,7 +36,7 @@ pub(super) async fn pending_tasks(admin: &Client, n: usize) -> Vec<Uuid> {
 }
 
 /// Claims the next pending task for `agent` and starts it; its id.
-async fn claim_and_start(admin: &Client, agent: Uuid) -> Uuid {
+pub(super) async fn claim_and_start(admin: &Client, agent: Uuid) -> Uuid {
     let claimed = admin
         .tasks()
         .claim(&ClaimTask {

@@ -8,6 +8,7 @@ mod deep;
 mod disk;
 mod fixtures;
 mod floods;
+mod give_way;
 mod group_commit;
 mod hostile;
 mod input;

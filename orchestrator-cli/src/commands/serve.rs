@@ -27,8 +27,9 @@ pub struct ServeArgs {
     #[arg(long, env = "ORCH_MAX_CONNECTIONS", default_value_t = 10)]
     pub max_connections: u32,
     /// Writer connections with group commit; 0 picks the backend's default
-    /// (SQLite: 1, its one writer; PostgreSQL: 1; more writers on PostgreSQL
-    /// can make conflicting requests deadlock across batches and answer 409).
+    /// (SQLite: 1, its one writer; PostgreSQL: 2, the claims on the first and
+    /// the combined starts, completions and creates on the second, which
+    /// gives way to the first when it waits for a row lock past 50 ms).
     #[arg(long, env = "ORCH_DB_WRITERS", default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     pub db_writers: u32,
     /// Most write requests one database commit may carry (group commit); 1

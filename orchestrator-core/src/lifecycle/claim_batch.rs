@@ -25,6 +25,15 @@
 //! that loses a race for an agent or for a flow limit's last slot (the
 //! statement aborts: [`crate::limits::is_limit_race`]) is rolled back and
 //! run again whole, as the one claim is ([`super::claim`]).
+//!
+//! A batch takes whichever PostgreSQL writer is free, so the batches of
+//! several workers run side by side (bench/HISTORY.md item 49). On a
+//! writer other than the first, a statement that waits for a row lock past
+//! [`crate::store::PG_GIVE_WAY_AFTER`] (a workflow's row, say, that a claim
+//! in the first writer's open batch has updated) fails; the batch then
+//! rolls back and runs again on the first writer, which waits as long as
+//! it takes ([`crate::store::DEFAULT_PG_WRITERS`]: no deadlock between the
+//! writers can form).
 
 use super::claim::{CLAIM_ATTEMPTS, postgres_claim, record_claim, runnable_environments};
 use super::claim_each::{Outcome, claims_combine};
@@ -119,24 +128,24 @@ pub(crate) async fn claim_batch(
         prepared.push(Prepared { claimer, runnable });
     }
     drop(conn);
+    // The first attempt takes whichever writer is free; one that gives way
+    // there (module docs) runs again on the first writer, which never does.
+    let mut spread = true;
     for _ in 0..CLAIM_ATTEMPTS {
-        let mut tx = store.begin().await?;
-        match claim_in(store, &mut tx, &prepared, filter).await? {
+        let mut tx = match spread {
+            true => store.begin_spread().await?,
+            false => store.begin().await?,
+        };
+        match claim_and_record(store, caller, &mut tx, &prepared, filter).await {
             // Dropping `tx` rolls the void transaction back.
-            Attempt::Raced => continue,
-            Attempt::Done(rows) => {
-                for row in &rows {
-                    record_claim(&mut tx, caller, row).await?;
-                }
-                for row in rows
-                    .iter()
-                    .filter(|r| r.state == TaskState::InProgress.as_str())
-                {
-                    // Claimed and started by the one statement: the start's
-                    // event and log row, as a start request writes them.
-                    let moved = (TaskState::Claimed, TaskState::InProgress);
-                    record_change(&mut tx, caller, row, TaskOp::Start, moved, "started").await?;
-                }
+            Ok(Attempt::Raced) => continue,
+            Err(e) if e.is_race() && tx.gives_way() => {
+                drop(tx);
+                store.gave_way();
+                spread = false;
+            }
+            Err(e) => return Err(e),
+            Ok(Attempt::Done(rows)) => {
                 tx.commit().await?;
                 return Ok(rows);
             }
@@ -146,6 +155,32 @@ pub(crate) async fn claim_batch(
         message: "concurrent claims for this worker's agents kept racing".into(),
         hint: Some("retry the request".into()),
     })
+}
+
+/// The claims of one transaction and their events and log rows.
+async fn claim_and_record(
+    store: &Store,
+    caller: &Caller,
+    tx: &mut Tx,
+    prepared: &[Prepared<'_>],
+    filter: &BatchFilter,
+) -> Result<Attempt> {
+    let attempt = claim_in(store, tx, prepared, filter).await?;
+    if let Attempt::Done(rows) = &attempt {
+        for row in rows {
+            record_claim(tx, caller, row).await?;
+        }
+        for row in rows
+            .iter()
+            .filter(|r| r.state == TaskState::InProgress.as_str())
+        {
+            // Claimed and started by the one statement: the start's event
+            // and log row, as a start request writes them.
+            let moved = (TaskState::Claimed, TaskState::InProgress);
+            record_change(tx, caller, row, TaskOp::Start, moved, "started").await?;
+        }
+    }
+    Ok(attempt)
 }
 
 /// The claims of one transaction: one statement on PostgreSQL where the

@@ -32,14 +32,18 @@
 //! leave the others in its queue unanswered, nor a statement half answered.
 //!
 //! Waiting requests are combined only on PostgreSQL ([`Store::combines`]).
-//! With one writer the statement runs without a savepoint, as an
-//! unguarded request's does: a follow-up that fails fails the whole batch,
-//! and every request in it is told to retry (nothing of it was
-//! acknowledged). With several, each kind's leader takes a writer of its
-//! own ([`Combine::WRITER`]) and its turn is guarded: one savepoint for the
-//! whole group, so a failure (a deadlock with another writer's open batch
-//! among them) rolls back only the group, whose requests are told to retry
-//! and which the server runs once more. Follow-ups fail only on database
+//! Each kind's leader takes the writer its kind names
+//! ([`Combine::WRITER`]): the claims the first, the others the second
+//! (the first again where there is one writer). On the first writer the
+//! statement runs without a savepoint, as an unguarded request's does: a
+//! follow-up that fails fails the whole batch, and every request in it is
+//! told to retry (nothing of it was acknowledged). On any other writer the
+//! turn is guarded, one savepoint for the whole group, because that
+//! writer gives way: a statement of the group that waits for a row lock
+//! past [`super::PG_GIVE_WAY_AFTER`] fails, the group rolls back, and each
+//! of its requests is answered `Missed` and takes its ordinary path on the
+//! first writer ([`super::DEFAULT_PG_WRITERS`] says why this rules out
+//! deadlocks between the writers). Follow-ups fail only on database
 //! errors. The items of one batch request (`complete-batch`) are served
 //! together on SQLite as well ([`Store::combined_together`]): one request's
 //! items, one leader's turn.
@@ -146,6 +150,9 @@ pub(super) struct Combiners {
     /// metrics: their ratio is the mean number of requests per statement).
     statements: AtomicU64,
     served: AtomicU64,
+    /// Writes that gave way on a writer other than the first
+    /// ([`Store::gave_way`]).
+    pub(super) gave_way: AtomicU64,
 }
 
 impl Combiners {
@@ -340,7 +347,8 @@ async fn serve_entries<C: Combine>(store: &Store, begun: Result<Tx>, entries: Ve
             // Dropping the transaction rolls back its savepoint or, if it
             // ran unguarded, its whole batch.
             drop(tx);
-            if C::alone_after(&e) {
+            if C::alone_after(&e) || e.is_race() {
+                count_give_way::<C>(store, &e);
                 for (_, reply) in rest {
                     let _ = reply.send(Ok(Answer::Missed));
                 }
@@ -360,6 +368,19 @@ async fn serve_entries<C: Combine>(store: &Store, begun: Result<Tx>, entries: Ve
         };
         match post(&mut tx, row).await {
             Ok(out) => served.push((out, reply)),
+            Err(e) if e.is_race() => {
+                // Gave way (or lost a deadlock): the whole group rolled
+                // back, so each of its requests takes its ordinary path,
+                // on the first writer.
+                drop(tx);
+                count_give_way::<C>(store, &e);
+                let others = served.into_iter().map(|(_, reply)| reply);
+                let unserved = rest.map(|(_, (_, reply))| reply);
+                for reply in others.chain(std::iter::once(reply)).chain(unserved) {
+                    let _ = reply.send(Ok(Answer::Missed));
+                }
+                return;
+            }
             Err(e) => {
                 drop(tx);
                 let others = served.into_iter().map(|(_, reply)| reply);
@@ -382,6 +403,15 @@ async fn serve_entries<C: Combine>(store: &Store, begun: Result<Tx>, entries: Ve
             }
         }
         Err(e) => fail(served.into_iter().map(|(_, reply)| reply), &e, true),
+    }
+}
+
+/// Counts a combined group that gave way: a race on a writer other than the
+/// first, whose statements are the only ones that wait for a lock with a
+/// bound ([`super::PG_GIVE_WAY_AFTER`]).
+fn count_give_way<C: Combine>(store: &Store, error: &Error) {
+    if error.is_race() && C::WRITER % store.writers().len() != 0 {
+        store.gave_way();
     }
 }
 

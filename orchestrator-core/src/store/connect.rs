@@ -7,8 +7,8 @@ use super::health::{self, Health};
 use super::notify::{spawn_listener, spawn_notifier};
 use super::writer_thread::WriterThread;
 use super::{
-    Backend, DEFAULT_PG_WRITERS, Opener, PG_APPEND_WRITERS, PgNotifier, Store, StoreOptions,
-    Writer, WriterConn, Writers, checkpoint, data_lock, file_mode,
+    Backend, DEFAULT_PG_WRITERS, Opener, PG_APPEND_WRITERS, PG_GIVE_WAY_AFTER, PgNotifier, Store,
+    StoreOptions, Writer, WriterConn, Writers, checkpoint, data_lock, file_mode,
 };
 use crate::error::{Error, Result};
 use sqlx::migrate::Migrator;
@@ -106,17 +106,29 @@ impl Store {
                 n => n,
             };
             let mut list = Vec::new();
-            for _ in 0..count + PG_APPEND_WRITERS {
-                let opener = Opener::Postgres(connect.clone(), options.writer_session);
+            for index in 0..count + PG_APPEND_WRITERS {
+                // Every task writer but the first gives way: its statements
+                // wait for a row lock at most `PG_GIVE_WAY_AFTER`
+                // (`DEFAULT_PG_WRITERS` says why that rules out deadlocks
+                // between the writers). Ingest's take no row locks.
+                let gives_way = index > 0 && index < count;
+                let connect = match gives_way {
+                    true => connect
+                        .clone()
+                        .options([("lock_timeout", PG_GIVE_WAY_AFTER.as_millis().to_string())]),
+                    false => connect.clone(),
+                };
+                let opener = Opener::Postgres(connect, options.writer_session);
                 let conn = opener.open().await.map_err(unavailable)?;
                 list.push(Writer::new(
                     conn,
                     opener,
                     options.group_commit,
                     buses.clone(),
-                    // Unguarded turns need the writer to be the only one
+                    // Unguarded turns need the writer never to give way: a
+                    // statement that gave way would fail its whole batch
                     // (group_commit module docs); ingest never asks.
-                    count == 1,
+                    index == 0,
                 ));
             }
             let append = list.split_off(count as usize);

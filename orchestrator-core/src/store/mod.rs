@@ -44,7 +44,9 @@ pub use group_commit::GroupCommit;
 use group_commit::{Opener, Turn, Writer, WriterConn, Writers};
 use health::Health;
 pub(crate) use notify::PgNotifier;
-pub use options::{DEFAULT_PG_WRITERS, Dialect, PG_APPEND_WRITERS, StoreOptions};
+pub use options::{
+    DEFAULT_PG_WRITERS, Dialect, PG_APPEND_WRITERS, PG_GIVE_WAY_AFTER, StoreOptions,
+};
 pub use search::MAX_SEARCH_CHARS;
 pub(crate) use search::contains_pattern;
 pub use stored_json::{StoredJson, UNREADABLE_KEY};
@@ -168,10 +170,30 @@ impl Store {
         }
     }
 
-    /// Starts a write transaction: a savepoint in the open batch of one of
-    /// the writers (`group_commit`). Waits while every writer is busy.
+    /// Starts a write transaction: a savepoint in the open batch of the
+    /// first writer (`group_commit`), the one that never gives way
+    /// ([`DEFAULT_PG_WRITERS`]). Waits while it is busy.
     pub async fn begin(&self) -> Result<Tx> {
         self.begin_turn(true).await
+    }
+
+    /// [`Store::begin`] on whichever writer is free first, for a
+    /// transaction that can run again when it gives way on a writer other
+    /// than the first: a `claim-batch`, whose batches spread over the
+    /// writers measured 1.30x of all on one (bench/HISTORY.md item 49). A
+    /// failure with [`Error::is_race`](crate::error::Error) there means
+    /// run it again with [`Store::begin`] (and count it with
+    /// [`Store::gave_way`]).
+    pub(crate) async fn begin_spread(&self) -> Result<Tx> {
+        self.turn(self.writers(), true).await
+    }
+
+    /// Counts a write that gave way on a writer other than the first and
+    /// ran again on the first ([`WriteBatches::gave_way`]).
+    pub(crate) fn gave_way(&self) {
+        self.combiners
+            .gave_way
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// [`Store::begin`] without the savepoint where the writer allows it
@@ -200,12 +222,16 @@ impl Store {
     /// [`Store::begin_unguarded`] on the writer of index `writer` (modulo
     /// their number) where the store has several ([`Writers::begin_on`]).
     pub(crate) async fn begin_unguarded_on(&self, writer: usize) -> Result<Tx> {
-        self.health.check()?;
-        Ok(self.tx(self.writers().begin_on(writer, false).await?))
+        self.turn_on(writer, false).await
     }
 
     async fn begin_turn(&self, guarded: bool) -> Result<Tx> {
-        self.turn(self.writers(), guarded).await
+        self.turn_on(0, guarded).await
+    }
+
+    async fn turn_on(&self, writer: usize, guarded: bool) -> Result<Tx> {
+        self.health.check()?;
+        Ok(self.tx(self.writers().begin_on(writer, guarded).await?))
     }
 
     async fn turn(&self, writers: &Writers, guarded: bool) -> Result<Tx> {
@@ -305,6 +331,10 @@ impl Store {
             requests,
             combined_statements,
             combined_requests,
+            gave_way: self
+                .combiners
+                .gave_way
+                .load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 
@@ -374,6 +404,13 @@ pub struct Tx {
 }
 
 impl Tx {
+    /// Whether this transaction runs on a writer that gives way
+    /// ([`PG_GIVE_WAY_AFTER`]): where [`Error::is_race`](crate::error::Error)
+    /// means run it again on the first writer ([`Store::begin`]).
+    pub(crate) fn gives_way(&self) -> bool {
+        self.turn.gives_way()
+    }
+
     /// Now, by the control plane's clock, in the wire's milliseconds: what
     /// the rows this transaction writes are stamped with.
     pub(crate) fn now(&self) -> Timestamp {
@@ -461,6 +498,11 @@ pub struct WriteBatches {
     /// Requests those statements served (divided by `combined_statements`:
     /// the mean number of requests per statement).
     pub combined_requests: u64,
+    /// Writes that waited for a row lock past [`PG_GIVE_WAY_AFTER`] on a
+    /// PostgreSQL writer other than the first, were rolled back and ran
+    /// again on the first ([`DEFAULT_PG_WRITERS`]): a combined group, or a
+    /// `claim-batch` batch.
+    pub gave_way: u64,
 }
 
 /// Whether a database error is a unique-constraint violation (a duplicate).

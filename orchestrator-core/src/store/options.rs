@@ -57,21 +57,42 @@ pub struct StoreOptions {
     pub clock: Arc<dyn Clock>,
 }
 
-/// PostgreSQL writer connections when none are configured: one, so the
-/// writes of a replica never wait on each other's row or index locks across
-/// batches. With several writers a batch can wait for a lock another open
-/// batch holds while that batch waits for it (say two claims for the same
-/// agent in two batches, each behind other work); PostgreSQL then aborts one
-/// statement as a deadlock and its request answers 409 "retry". Seen with 4
-/// writers in the 32-agents × 4-concurrent-claims test; `--db-writers N`
-/// trades that for throughput where requests rarely touch the same rows.
-pub const DEFAULT_PG_WRITERS: u32 = 1;
+/// PostgreSQL writer connections when none are configured: two, so the
+/// combined claims' batch and the combined starts', completions' and
+/// creates' batch run side by side on two backends (one writer's backend
+/// waits out every round trip alone and left a third of a 2-core machine
+/// idle; bench/HISTORY.md items 45, 48 and 51).
+///
+/// Two open batches could wait on each other's rows (say a completion that
+/// locks its workflow's row on one writer while a claim in the other's
+/// batch updates it, each behind other work) and deadlock. They cannot
+/// here, by construction: only the first writer waits for locks without a
+/// bound. Every other writer's connection runs with a `lock_timeout` of
+/// [`PG_GIVE_WAY_AFTER`] and carries only work that can give way when it
+/// fires: the combined groups of its kinds, whose requests then take their
+/// ordinary path on the first writer (`combine`), and `claim-batch`
+/// batches, which run again there (`crate::lifecycle`). Every other write
+/// takes the first writer. So a wait between the two writers ends within
+/// that timeout, without an error any client sees, and the first writer's
+/// batches keep the one-writer layout's unguarded turns.
+/// `--db-writers 1` gives the single writer of earlier releases.
+pub const DEFAULT_PG_WRITERS: u32 = 2;
+
+/// How long a PostgreSQL writer other than the first waits for a row lock
+/// before its statement gives way ([`DEFAULT_PG_WRITERS`]). The first
+/// writer's batches hold their locks for at most their age bound
+/// ([`super::GroupCommit::POSTGRES_MAX_DELAY`], 10 ms) plus their last
+/// statements and commit, so a wait past this is a wait that would not end
+/// soon (a cycle, or a batch stuck behind another client's lock), not the
+/// ordinary wait for a batch to commit; PostgreSQL's own deadlock detector
+/// would take a second (`deadlock_timeout`).
+pub const PG_GIVE_WAY_AFTER: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// PostgreSQL writers for log ingest (`Store::begin_append`), beside the
 /// others. An ingest batch only inserts `logs` rows, which have no foreign
 /// keys and no unique key but their generated id, so its transaction takes
-/// no lock another one waits for: several can run at once without the
-/// deadlocks of [`DEFAULT_PG_WRITERS`], and the database then spreads the
+/// no lock another one waits for: several can run at once with no lock
+/// waits between them at all, and the database then spreads the
 /// rows' index and heap work over two backends instead of one, while the
 /// task writes keep their own writer. Two measured 1.31x one
 /// (BENCHMARKS.md, item 11); three and four measured the same as two on the

@@ -479,15 +479,17 @@ impl ControlPlane {
             // Nothing to look up or record: one INSERT shared with the other
             // plain creates waiting for the writer (tasks::insert).
             let fields = Fields::of(caller.tenant_id, &request, now);
-            return match self
+            match self
                 .store()
                 .combined::<Creates>(fields, created_post(caller))
                 .await?
             {
-                Combined::Done(task) => Ok((task, false)),
-                // An INSERT of a fresh id always adds its row.
-                Combined::Missed(_) => Err(Error::internal("a combined create added no row")),
-            };
+                Combined::Done(task) => return Ok((task, false)),
+                // An INSERT of a fresh id always adds its row, so its group
+                // gave way on the second writer (store::combine): the
+                // ordinary create below, on the first.
+                Combined::Missed(tx) => drop(tx),
+            }
         }
         let mut deduplicated = false;
         let task = self

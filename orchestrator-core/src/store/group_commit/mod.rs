@@ -8,7 +8,7 @@
 //! SQLite every request queues behind the one writer for all of it.
 //!
 //! How: a store has a few *writers* (SQLite: one, its single writer
-//! connection; PostgreSQL: one by default, more on request), each a dedicated connection behind
+//! connection; PostgreSQL: two by default), each a dedicated connection behind
 //! a lock. [`Writer::begin`] takes the lock, opens the writer's *batch* (one
 //! outer database transaction) if none is open, and opens a savepoint for
 //! this request: the request's [`super::Tx`] runs its statements inside it.
@@ -50,9 +50,10 @@
 //! ever half written. [`Turn::guard`] opens the savepoint late, for a
 //! request whose first statement turned out to change nothing (a fast path
 //! that did not apply) and that goes on to do more, which may fail in the
-//! ordinary way (404, 409). PostgreSQL honours unguarded turns only with
-//! one writer: with several, two batches can wait on each other's rows, and
-//! the deadlock that ends it would then fail a whole batch.
+//! ordinary way (404, 409). PostgreSQL honours unguarded turns only on its
+//! first writer: the others give way when they wait for a row lock too long
+//! ([`super::DEFAULT_PG_WRITERS`]), and a statement that gave way would then
+//! fail a whole batch.
 
 mod batch;
 mod conn;

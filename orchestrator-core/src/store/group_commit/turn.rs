@@ -25,6 +25,14 @@ impl Turn {
         }
     }
 
+    /// Whether this turn's writer gives way: a PostgreSQL task writer other
+    /// than the first, whose statements wait for a row lock at most
+    /// [`crate::store::PG_GIVE_WAY_AFTER`]. Those are the writers that do
+    /// not honour unguarded turns (connect.rs sets both).
+    pub(crate) fn gives_way(&self) -> bool {
+        !self.writer.unguarded_turns
+    }
+
     pub(crate) fn slot(&mut self) -> &mut Slot {
         self.guard
             .as_mut()

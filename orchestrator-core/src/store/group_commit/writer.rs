@@ -33,8 +33,10 @@ pub(crate) struct Writer {
     pub(super) policy: Policy,
     pub(super) opener: Opener,
     pub(super) buses: Arc<Buses>,
-    /// Whether turns may run without a savepoint (`group_commit` module docs).
-    unguarded_turns: bool,
+    /// Whether turns may run without a savepoint (`group_commit` module
+    /// docs): on PostgreSQL only on the first task writer, the one that
+    /// never gives way ([`crate::store::DEFAULT_PG_WRITERS`]).
+    pub(super) unguarded_turns: bool,
 }
 
 /// Decrements a counter when dropped (a cancelled wait counts out too).
