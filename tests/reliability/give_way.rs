@@ -92,6 +92,26 @@ fn one_on_postgres() -> f64 {
     }
 }
 
+/// Runs `write` while `held` holds its lock: it must still be waiting after
+/// [`HOLD`], having given way exactly once by then on PostgreSQL (counted
+/// while the lock is still held), and it answers once the lock goes.
+async fn held_up<T: Send + 'static>(
+    server: &TestServer,
+    held: Held,
+    write: impl std::future::Future<Output = T> + Send + 'static,
+) -> T {
+    let before = give_ways(server).await;
+    let began = Instant::now();
+    let writing = tokio::spawn(write);
+    tokio::time::sleep(HOLD).await;
+    assert!(!writing.is_finished(), "the write ignored the lock");
+    assert_eq!(give_ways(server).await, before + one_on_postgres());
+    held.release().await;
+    let answer = writing.await.unwrap();
+    assert!(began.elapsed() >= HOLD);
+    answer
+}
+
 fn task(title: &str, workflow_id: Option<Uuid>) -> CreateTask {
     CreateTask {
         title: title.into(),
@@ -115,8 +135,7 @@ async fn a_completion_held_up_by_a_row_lock_gives_way_and_completes_once() {
 
     let before = give_ways(&server).await;
     let held = Held::lock(&server, LOCK_TASK, Some(id)).await;
-    let began = Instant::now();
-    let completing = tokio::spawn(async move {
+    let completing = async move {
         admin
             .tasks()
             .complete(
@@ -128,20 +147,17 @@ async fn a_completion_held_up_by_a_row_lock_gives_way_and_completes_once() {
                 },
             )
             .await
-    });
-    tokio::time::sleep(HOLD).await;
-    assert!(!completing.is_finished(), "the completion ignored the lock");
-    // Counted while the lock is still held: the give-way came first.
-    assert_eq!(give_ways(&server).await, before + one_on_postgres());
-    held.release().await;
-    let done = completing.await.unwrap().expect("the completion succeeds");
-    assert!(began.elapsed() >= HOLD);
+    };
+    let done = held_up(&server, held, completing)
+        .await
+        .expect("the completion succeeds");
     assert_eq!(done.state, TaskState::Completed);
     assert_eq!(done.output, Some(json!({ "waited": true })));
     let admin = server.admin();
     let mut moves = state_moves(&admin, id).await;
     moves.sort_unstable();
     assert_eq!(moves, ["claimed", "completed", "in_progress", "pending"]);
+    // Nothing gave way again after the lock went.
     assert_eq!(give_ways(&server).await, before + one_on_postgres());
 }
 
@@ -237,17 +253,11 @@ async fn claim_batches_held_up_by_a_row_lock_give_way_and_claim_once() {
 async fn a_create_held_up_by_a_row_lock_gives_way_and_adds_one_task() {
     let server = TestServer::start().await;
     let admin = server.admin();
-    let before = give_ways(&server).await;
     let held = Held::lock(&server, LOCK_TENANTS, None).await;
-    let began = Instant::now();
-    let creating =
-        tokio::spawn(async move { admin.tasks().create(&task("held back", None)).await });
-    tokio::time::sleep(HOLD).await;
-    assert!(!creating.is_finished(), "the create ignored the lock");
-    assert_eq!(give_ways(&server).await, before + one_on_postgres());
-    held.release().await;
-    let created = creating.await.unwrap().expect("the create succeeds");
-    assert!(began.elapsed() >= HOLD);
+    let creating = async move { admin.tasks().create(&task("held back", None)).await };
+    let created = held_up(&server, held, creating)
+        .await
+        .expect("the create succeeds");
     assert_eq!(created.state, TaskState::Pending);
     let admin = server.admin();
     let listed = admin
